@@ -1,0 +1,57 @@
+"""hudi-shim: read evolving Apache Hudi tables correctly, as Arrow.
+
+    import shim
+    t = shim.open_table("/data/trips")
+    t.read(columns=["city", "fare"], filter="fare > 10").to_pandas()
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shim.errors import (
+    ColumnNotFoundError,
+    ConcurrentWriteError,
+    CorruptFileError,
+    HudiShimError,
+    InstantNotFoundError,
+    InvalidArgumentError,
+    InvalidFilterError,
+    InvalidTableError,
+    SchemaEvolutionError,
+    TableNotFoundError,
+    UnsupportedFeatureError,
+    WriteError,
+)
+
+if TYPE_CHECKING:
+    from shim.table import Table, open_table
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # The reader is imported on first use so `import shim.errors` (and friends) stays light.
+    if name in ("Table", "open_table"):
+        from shim import table
+
+        return getattr(table, name)
+    raise AttributeError(f"module 'shim' has no attribute {name!r}")
+
+
+__all__ = [
+    "ColumnNotFoundError",
+    "ConcurrentWriteError",
+    "CorruptFileError",
+    "HudiShimError",
+    "InstantNotFoundError",
+    "InvalidArgumentError",
+    "InvalidFilterError",
+    "InvalidTableError",
+    "SchemaEvolutionError",
+    "Table",
+    "TableNotFoundError",
+    "UnsupportedFeatureError",
+    "WriteError",
+    "open_table",
+]

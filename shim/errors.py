@@ -1,0 +1,77 @@
+"""One exception hierarchy for everything hudi-shim raises.
+
+Every error carries the structured facts it is about (file, instant, column) so callers, the
+HTTP layer and the CLI can report them without parsing messages.
+"""
+
+from __future__ import annotations
+
+
+class HudiShimError(Exception):
+    """Base class of all hudi-shim errors."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        instant: str | None = None,
+        column: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.instant = instant
+        self.column = column
+
+
+class TableNotFoundError(HudiShimError):
+    """The path holds no Hudi table (no `.hoodie/hoodie.properties`)."""
+
+
+class InvalidTableError(HudiShimError):
+    """Table metadata exists but cannot be understood (malformed properties, timeline or plan)."""
+
+
+class UnsupportedFeatureError(HudiShimError):
+    """The table uses a feature hudi-shim does not read; raised before any row is returned."""
+
+    def __init__(self, message: str, *, feature: str, **kwargs: str | None) -> None:
+        super().__init__(message, **kwargs)
+        self.feature = feature
+
+
+class CorruptFileError(HudiShimError):
+    """A data or log file cannot be decoded."""
+
+    def __init__(self, message: str, *, path: str, offset: int | None = None, **kwargs: str | None) -> None:
+        super().__init__(message, path=path, **kwargs)
+        self.offset = offset
+
+
+class InstantNotFoundError(HudiShimError):
+    """A requested instant (as_of, incremental bound) is not on the timeline or malformed."""
+
+
+class ColumnNotFoundError(HudiShimError):
+    """A projection or filter names a column the table does not have."""
+
+
+class InvalidFilterError(HudiShimError):
+    """A filter expression cannot be parsed or does not fit the column's type."""
+
+
+class SchemaEvolutionError(HudiShimError):
+    """A file's schema cannot be reconciled to the query schema (a type change Hudi forbids)."""
+
+
+class WriteError(HudiShimError):
+    """A write could not be committed."""
+
+
+class ConcurrentWriteError(WriteError):
+    """Another writer holds the table."""
+
+
+class InvalidArgumentError(HudiShimError):
+    """A call argument is not acceptable (unknown scan mode, bad limit, ...)."""

@@ -1,0 +1,56 @@
+"""Reading Parquet base files: projection, filter pushdown (row-group pruning) and the file plan."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from shim.errors import CorruptFileError
+from shim.read.plan import FilePlan
+
+BATCH_SIZE = 131_072
+_LOCAL_FS = pafs.LocalFileSystem()
+_PARQUET = ds.ParquetFileFormat()
+
+
+def read_file_schema(path: str) -> pa.Schema:
+    """Arrow schema stored in a Parquet file's footer."""
+    try:
+        return pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise CorruptFileError(f"cannot read Parquet footer of {path}: {exc}", path=path) from exc
+
+
+def scan_parquet(
+    paths: Sequence[str],
+    file_schema: pa.Schema,
+    plan: FilePlan,
+    pushdown: pc.Expression | None,
+    *,
+    batch_size: int = BATCH_SIZE,
+) -> Iterator[pa.RecordBatch]:
+    """Batches of `paths` (all written with `file_schema`), mapped through `plan`.
+
+    `pushdown` must reference file columns; it prunes row groups by statistics and filters rows,
+    so it may only hold conditions the caller re-checks or that are exact on the file's values.
+    """
+    dataset = ds.FileSystemDataset.from_paths(
+        list(paths), schema=file_schema, format=_PARQUET, filesystem=_LOCAL_FS
+    )
+    scanner = dataset.scanner(
+        columns=list(plan.read_columns), filter=pushdown, batch_size=batch_size, use_threads=True
+    )
+    try:
+        for batch in scanner.to_batches():
+            if batch.num_rows:
+                yield plan.apply(batch)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise CorruptFileError(
+            f"cannot read Parquet data from {', '.join(paths[:3])}{'...' if len(paths) > 3 else ''}: {exc}",
+            path=paths[0],
+        ) from exc

@@ -1,0 +1,185 @@
+"""From a scan request (mode, columns, filter, instant) to a planned scan, checked up front."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from shim.errors import ColumnNotFoundError, InvalidArgumentError
+from shim.filters import Expr, bind, evaluate_on_partition, referenced_columns, to_expr
+from shim.plan.partitions import list_partitions, partition_values
+from shim.plan.slices import FileSlice, file_slices_as_of
+from shim.plan.table_schema import META_COLUMNS, META_SCHEMA
+from shim.read.merge_keys import MergeSpec, merge_spec_for
+from shim.read.scan import ScanContext, scan_slices
+from shim.read.schemas import TableSchemas, table_schemas_as_of
+from shim.timeline.instant import normalize_instant
+
+if TYPE_CHECKING:
+    from shim.table import Table
+
+ScanMode = Literal["snapshot", "read_optimized"]
+FilterLike = str | Expr | Sequence[tuple[str, str, object]] | None
+COMMIT_TIME = "_hoodie_commit_time"
+
+_MODES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "read-optimized": "read_optimized", "ro": "read_optimized"}
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedScan:
+    """A checked scan: the schemas, the filter and the file slices it reads."""
+
+    table: Table
+    mode: ScanMode
+    read_instant: str | None
+    schemas: TableSchemas
+    output_schema: pa.Schema
+    read_schema: pa.Schema
+    row_filter: Expr | None
+    merge: MergeSpec
+    slices: list[FileSlice]
+    commit_filter: pc.Expression | None
+
+    @property
+    def data_schema(self) -> pa.Schema:
+        return self.schemas.data_schema
+
+    def reader(self) -> pa.RecordBatchReader:
+        """Stream the rows."""
+        from shim.read.merged_slice import merged_slice_reader
+
+        slice_reader = None
+        if self.mode == "snapshot" and any(s.has_logs for s in self.slices):
+            slice_reader = merged_slice_reader(self)
+        context = ScanContext(
+            table_path=self.table.path,
+            read_schema=self.read_schema,
+            output_schema=self.output_schema,
+            resolver=self.schemas.resolver,
+            row_filter=self.row_filter,
+            slice_reader=slice_reader,
+            extra_filter=self.commit_filter,
+        )
+        return scan_slices(context, self.slices)
+
+
+def build_scan(
+    table: Table,
+    *,
+    mode: str = "snapshot",
+    columns: Sequence[str] | None = None,
+    row_filter: FilterLike = None,
+    as_of: str | None = None,
+    include_meta: bool = False,
+    commit_range: tuple[str, str | None] | None = None,
+    plan_files: bool = True,
+) -> PlannedScan:
+    """Check the request against the table and plan the file slices to read."""
+    scan_mode = _MODES.get(str(mode).lower())
+    if scan_mode is None:
+        raise InvalidArgumentError(f"unknown scan mode {mode!r}; use 'snapshot' or 'read_optimized'")
+    timeline = table.active_timeline
+    read_instant = timeline.resolve_as_of(normalize_instant(as_of) if as_of is not None else None)
+    schemas = table_schemas_as_of(table, read_instant)
+    full_schema = pa.schema(list(META_SCHEMA) + list(schemas.data_schema))
+    output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
+    bound = bind(expr, full_schema) if (expr := to_expr(row_filter)) is not None else None
+    merge = merge_spec_for(table.config, full_schema)
+    needed = set(output_schema.names) | (referenced_columns(bound) if bound is not None else set())
+    commit_filter = None
+    if commit_range is not None:
+        needed.add(COMMIT_TIME)
+        start, _ = commit_range
+        commit_filter = pc.field(COMMIT_TIME) > pc.scalar(start)
+        if read_instant is not None:
+            commit_filter = commit_filter & (pc.field(COMMIT_TIME) <= pc.scalar(read_instant))
+    if scan_mode == "snapshot" and table.config.is_mor:
+        needed |= set(merge.columns)
+    read_schema = pa.schema([f for f in full_schema if f.name in needed])
+    slices: list[FileSlice] = []
+    if plan_files and read_instant is not None:
+        partitions = _pruned_partitions(table, schemas.data_schema, bound)
+        slices = file_slices_as_of(table.path, partitions, timeline, read_instant)
+        if scan_mode == "read_optimized":
+            slices = [s.without_logs() for s in slices if s.base_file is not None]
+        if commit_range is not None:
+            touched = _touched_file_groups(table, commit_range[0], read_instant)
+            slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
+    return PlannedScan(
+        table=table,
+        mode=scan_mode,  # type: ignore[arg-type]
+        read_instant=read_instant,
+        schemas=schemas,
+        output_schema=output_schema,
+        read_schema=read_schema,
+        row_filter=bound,
+        merge=merge,
+        slices=slices,
+        commit_filter=commit_filter,
+    )
+
+
+def _output_schema(
+    full_schema: pa.Schema, data_schema: pa.Schema, columns: Sequence[str] | None, include_meta: bool
+) -> pa.Schema:
+    if columns is None:
+        fields = (list(META_SCHEMA) if include_meta else []) + list(data_schema)
+        return pa.schema(fields)
+    if isinstance(columns, str):
+        raise InvalidArgumentError("columns must be a list of names, not a string")
+    missing = [c for c in columns if full_schema.get_field_index(c) < 0]
+    if missing:
+        raise ColumnNotFoundError(
+            f"unknown column {missing[0]!r}; the table has: {', '.join(data_schema.names)}"
+            f" (and meta columns {', '.join(META_COLUMNS)})",
+            column=missing[0],
+        )
+    if len(set(columns)) != len(columns):
+        raise InvalidArgumentError(f"columns lists a name twice: {list(columns)}")
+    return pa.schema([full_schema.field(c) for c in columns])
+
+
+def _pruned_partitions(table: Table, data_schema: pa.Schema, row_filter: Expr | None) -> list[str]:
+    partitions = list_partitions(table.path, table.config)
+    if row_filter is None or not table.config.is_partitioned:
+        return partitions
+    kept = []
+    for partition in partitions:
+        raw = partition_values(partition, table.config)
+        if raw is None:
+            kept.append(partition)
+            continue
+        values = _typed_values(raw, data_schema)
+        if evaluate_on_partition(row_filter, values):
+            kept.append(partition)
+    return kept
+
+
+def _typed_values(raw: dict[str, str | None], data_schema: pa.Schema) -> dict[str, object]:
+    typed: dict[str, object] = {}
+    for name, value in raw.items():
+        index = data_schema.get_field_index(name)
+        if index < 0:
+            continue
+        if value is None:
+            typed[name] = None
+            continue
+        try:
+            typed[name] = pa.scalar(value).cast(data_schema.field(index).type).as_py()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+            continue  # cannot type the value: leave the column unknown, never prune on it
+    return typed
+
+
+def _touched_file_groups(table: Table, start: str, end: str) -> set[tuple[str, str]]:
+    timeline = table.active_timeline
+    touched: set[tuple[str, str]] = set()
+    for instant in timeline.completed_writes(end):
+        if instant.requested_time <= start:
+            continue
+        touched |= timeline.commit_metadata(instant).touched_file_groups()
+    return touched

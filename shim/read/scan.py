@@ -1,0 +1,95 @@
+"""Scans: turn planned file slices into one stream of Arrow record batches."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from shim.filters import Expr, to_arrow_expression
+from shim.plan.slices import FileSlice
+from shim.read.base_files import read_file_schema, scan_parquet
+from shim.read.executor import Producer, run_parallel
+from shim.read.plan import SchemaResolver
+from shim.read.pushdown import pushdown_for_plan
+
+
+@dataclass(frozen=True, slots=True)
+class ScanContext:
+    """Everything a scan needs, resolved once before any file is read.
+
+    Attributes:
+        table_path: table root folder.
+        read_schema: columns read from files (query names and types): output, filter and merge columns.
+        output_schema: columns the caller receives, in order.
+        resolver: per-file plans (by name or by column id).
+        row_filter: the bound filter, re-applied to every merged batch.
+        slice_reader: reads one file slice that has log files (snapshot merge); None for
+            read-optimized scans.
+    """
+
+    table_path: str
+    read_schema: pa.Schema
+    output_schema: pa.Schema
+    resolver: SchemaResolver
+    row_filter: Expr | None = None
+    slice_reader: Callable[[FileSlice], Iterator[pa.RecordBatch]] | None = None
+    extra_filter: pc.Expression | None = field(default=None)
+
+
+def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
+    """Stream the rows of `slices` as one RecordBatchReader with `context.output_schema`."""
+    producers: list[Producer[pa.RecordBatch]] = []
+    plain: dict[str, list[FileSlice]] = defaultdict(list)
+    for file_slice in slices:
+        if file_slice.has_logs and context.slice_reader is not None:
+            producers.append(_merge_producer(context, file_slice))
+        elif file_slice.base_file is not None:
+            plain[file_slice.base_file.instant_time].append(file_slice)
+    plain_producers = [_plain_producer(context, group) for _, group in sorted(plain.items())]
+    # Merges are CPU-heavy Python work and plain scans are multi-threaded inside Arrow: start
+    # merges first so both kinds overlap.
+    producers.extend(plain_producers)
+    return pa.RecordBatchReader.from_batches(context.output_schema, _finish(context, run_parallel(producers)))
+
+
+def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa.RecordBatch]:
+    def produce() -> Iterator[pa.RecordBatch]:
+        paths = [s.base_path(context.table_path) for s in group]
+        first = paths[0]
+        assert first is not None and group[0].base_file is not None
+        file_schema = read_file_schema(first)
+        plan = context.resolver.plan(
+            instant=group[0].base_file.instant_time,
+            file_schema=file_schema,
+            columns=context.read_schema.names,
+            path=first,
+        )
+        pushdown = pushdown_for_plan(context.row_filter, plan)
+        yield from scan_parquet([p for p in paths if p], file_schema, plan, pushdown)
+
+    return produce
+
+
+def _merge_producer(context: ScanContext, file_slice: FileSlice) -> Producer[pa.RecordBatch]:
+    def produce() -> Iterator[pa.RecordBatch]:
+        assert context.slice_reader is not None
+        yield from context.slice_reader(file_slice)
+
+    return produce
+
+
+def _finish(context: ScanContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    expression = to_arrow_expression(context.row_filter) if context.row_filter is not None else None
+    if context.extra_filter is not None:
+        expression = context.extra_filter if expression is None else expression & context.extra_filter
+    names = context.output_schema.names
+    for batch in batches:
+        if expression is not None:
+            batch = batch.filter(expression)
+        if batch.num_rows == 0:
+            continue
+        yield pa.RecordBatch.from_arrays([batch.column(n) for n in names], schema=context.output_schema)

@@ -1,0 +1,154 @@
+"""The active timeline of a table: which writes are complete, and as of when."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+
+from shim import storage
+from shim.errors import InstantNotFoundError
+from shim.properties import TableConfig
+from shim.timeline.instant import Action, Instant, State, instant_key, parse_instant_file_name
+from shim.timeline.metadata import CommitMetadata, decode_instant_content
+
+_STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+
+class Timeline:
+    """Instants of the active timeline (layout 1: `.hoodie/`, layout 2: `.hoodie/timeline/`).
+
+    Instant times compare as Hudi compares them (second-granularity times end at .999). Reads see
+    completed writes (commit, deltacommit, replacecommit; compaction and clustering once completed)
+    whose instant time is at or before the read instant. Files and log blocks of instants older than
+    the first active instant were archived after completing, so they count as committed.
+    """
+
+    def __init__(self, folder: str, instants: Iterable[Instant], config: TableConfig) -> None:
+        self.folder = folder
+        self.config = config
+        self.instants: tuple[Instant, ...] = tuple(
+            sorted(instants, key=lambda i: (instant_key(i.requested_time), _STATE_ORDER[i.state]))
+        )
+        latest: dict[str, Instant] = {}
+        for instant in self.instants:
+            latest[instant.requested_time] = instant  # the most advanced state wins
+        self._by_time = latest
+        self._metadata: dict[str, CommitMetadata] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, table_path: str, config: TableConfig) -> Timeline:
+        """List the timeline folder of the table at `table_path`."""
+        folder = storage.join(table_path, ".hoodie", config.timeline_path)
+        instants = [inst for name in storage.list_names(folder) if (inst := parse_instant_file_name(name))]
+        return cls(folder, instants, config)
+
+    # -- instants ---------------------------------------------------------------------------------
+
+    def latest_state(self, requested_time: str) -> Instant | None:
+        """The most advanced instant recorded for a requested time."""
+        return self._by_time.get(requested_time)
+
+    @property
+    def start(self) -> str | None:
+        """Requested time of the first instant on the active timeline."""
+        return self.instants[0].requested_time if self.instants else None
+
+    def completed_writes(self, as_of: str | None = None) -> list[Instant]:
+        """Completed data-writing instants at or before `as_of`, oldest first."""
+        return [
+            inst
+            for inst in self._by_time.values()
+            if inst.is_completed and inst.action.writes_data and self._at_or_before(inst.requested_time, as_of)
+        ]
+
+    def latest_write(self, as_of: str | None = None) -> Instant | None:
+        """The newest completed write at or before `as_of`."""
+        writes = self.completed_writes(as_of)
+        return writes[-1] if writes else None
+
+    def pending(self, *actions: Action) -> list[Instant]:
+        """Requested or inflight instants of the given actions."""
+        return [
+            inst for inst in self._by_time.values() if not inst.is_completed and inst.action in actions
+        ]
+
+    def is_committed(self, instant_time: str, as_of: str | None = None) -> bool:
+        """Whether data written by `instant_time` is visible to a read as of `as_of`.
+
+        True for completed writes at or before `as_of`, and for instants older than the active
+        timeline (archived instants are complete by construction).
+        """
+        if not self._at_or_before(instant_time, as_of):
+            return False
+        inst = self._by_time.get(instant_time)
+        if inst is not None:
+            return inst.is_completed and inst.action.writes_data
+        start = self.start
+        return start is not None and instant_key(instant_time) < instant_key(start)
+
+    def completion_time(self, instant_time: str) -> str | None:
+        """Completion time of a completed instant (layout 2), its requested time on layout 1."""
+        inst = self._by_time.get(instant_time)
+        if inst is None or not inst.is_completed:
+            start = self.start
+            if inst is None and start is not None and instant_key(instant_time) < instant_key(start):
+                return instant_time
+            return None
+        return inst.completion_time or inst.requested_time
+
+    def resolve_as_of(self, as_of: str | None) -> str | None:
+        """The read instant: the newest completed write at or before `as_of` (None: empty table)."""
+        latest = self.latest_write(as_of)
+        if latest is None:
+            if as_of is not None and self.completed_writes():
+                raise InstantNotFoundError(
+                    f"no completed commit at or before {as_of}; the first is "
+                    f"{self.completed_writes()[0].requested_time}",
+                    instant=as_of,
+                )
+            return None
+        return latest.requested_time
+
+    @staticmethod
+    def _at_or_before(instant_time: str, as_of: str | None) -> bool:
+        return as_of is None or instant_key(instant_time) <= instant_key(as_of)
+
+    # -- instant contents -------------------------------------------------------------------------
+
+    def read_raw(self, instant: Instant) -> dict[str, object]:
+        """Decoded content of an instant file (JSON or Avro)."""
+        path = os.path.join(self.folder, instant.file_name)
+        return decode_instant_content(storage.read_bytes(path), path)
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """Commit metadata of a completed write (cached)."""
+        key = instant.file_name
+        with self._lock:
+            cached = self._metadata.get(key)
+        if cached is not None:
+            return cached
+        path = os.path.join(self.folder, instant.file_name)
+        metadata = CommitMetadata.from_dict(self.read_raw(instant), path)
+        with self._lock:
+            self._metadata[key] = metadata
+        return metadata
+
+    def replaced_file_groups(self, as_of: str | None = None) -> set[tuple[str, str]]:
+        """(partition, file id) of file groups replaced by completed replacecommits up to `as_of`."""
+        replaced: set[tuple[str, str]] = set()
+        for inst in self.completed_writes(as_of):
+            if inst.action is not Action.REPLACE_COMMIT:
+                continue
+            for partition, file_ids in self.commit_metadata(inst).replaced_file_ids.items():
+                replaced.update((partition, file_id) for file_id in file_ids)
+        return replaced
+
+    def latest_commit_metadata(self, as_of: str | None = None) -> tuple[Instant, CommitMetadata] | None:
+        """Metadata of the newest completed write at or before `as_of` that records a schema."""
+        for inst in reversed(self.completed_writes(as_of)):
+            metadata = self.commit_metadata(inst)
+            if metadata.schema or metadata.latest_schema:
+                return inst, metadata
+        return None

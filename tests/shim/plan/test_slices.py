@@ -1,0 +1,209 @@
+"""File-slice planning on hand-laid timelines (file contents do not matter for planning)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shim.plan.partitions import list_partitions, partition_values
+from shim.plan.slices import file_slices_as_of
+from shim.properties import TableConfig, format_properties
+from shim.timeline.timeline import Timeline
+
+FG = "aaaaaaaa-0000-0000-0000-000000000001-0"
+FG2 = "bbbbbbbb-0000-0000-0000-000000000002-0"
+T1, T2, T3, T4, T5 = (f"2024010100000{i}000" for i in range(1, 6))
+
+
+def _table(tmp_path: Path, version: int = 6, **props: str) -> tuple[Path, TableConfig]:
+    base = {
+        "hoodie.table.name": "t",
+        "hoodie.table.version": str(version),
+        "hoodie.table.type": "MERGE_ON_READ",
+        "hoodie.table.recordkey.fields": "id",
+    }
+    base.update(props)
+    (tmp_path / ".hoodie").mkdir(parents=True, exist_ok=True)
+    text = format_properties(base)
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text(text)
+    return tmp_path, TableConfig.from_text(text)
+
+
+def _instant(root: Path, name: str, content: dict | None = None, layout: int = 1) -> None:
+    folder = root / ".hoodie" / ("timeline" if layout == 2 else "")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps(content) if content is not None else "")
+
+
+def _touch(root: Path, partition: str, name: str) -> None:
+    folder = root / partition if partition else root
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(b"x")
+
+
+def _base(fg: str, ts: str, token: str = "0-1-1") -> str:
+    return f"{fg}_{token}_{ts}.parquet"
+
+
+def _log(fg: str, ts: str, version: int = 1, token: str = "0-1-1") -> str:
+    return f".{fg}_{ts}.log.{version}_{token}"
+
+
+def _slices(root: Path, config: TableConfig, as_of: str | None = None):
+    timeline = Timeline.load(str(root), config)
+    read = timeline.resolve_as_of(as_of)
+    return file_slices_as_of(str(root), list_partitions(str(root), config), timeline, read)
+
+
+def test_inflight_base_file_is_not_visible_and_previous_slice_is_read(tmp_path):
+    root, config = _table(tmp_path, **{"hoodie.table.type": "COPY_ON_WRITE"})
+    _instant(root, f"{T1}.commit", {})
+    _instant(root, f"{T2}.inflight")
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _base(FG, T2))
+    [file_slice] = _slices(root, config)
+    assert file_slice.base_file.name == _base(FG, T1)
+
+
+def test_file_group_created_by_inflight_commit_is_absent(tmp_path):
+    root, config = _table(tmp_path)
+    _instant(root, f"{T1}.deltacommit", {})
+    _instant(root, f"{T2}.deltacommit.requested")
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _base(FG2, T2))
+    assert [s.file_id for s in _slices(root, config)] == [FG]
+
+
+def test_time_travel_picks_slice_as_of_instant(tmp_path):
+    root, config = _table(tmp_path, **{"hoodie.table.type": "COPY_ON_WRITE"})
+    _instant(root, f"{T1}.commit", {})
+    _instant(root, f"{T3}.commit", {})
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _base(FG, T3))
+    assert _slices(root, config, as_of=T2)[0].base_file.instant_time == T1
+    assert _slices(root, config)[0].base_file.instant_time == T3
+
+
+def test_v6_logs_join_their_base_instant_and_sort_by_version_then_token(tmp_path):
+    root, config = _table(tmp_path)
+    _instant(root, f"{T1}.deltacommit", {})
+    _instant(root, f"{T2}.deltacommit", {})
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _log(FG, T1, 2, "0-10-2"))
+    _touch(root, "", _log(FG, T1, 1, "1-10-1"))
+    _touch(root, "", _log(FG, T1, 1, "0-10-1"))
+    [file_slice] = _slices(root, config)
+    assert [log.name for log in file_slice.log_files] == [
+        _log(FG, T1, 1, "0-10-1"), _log(FG, T1, 1, "1-10-1"), _log(FG, T1, 2, "0-10-2")]
+
+
+def test_v6_logs_after_pending_compaction_merge_into_previous_slice(tmp_path):
+    root, config = _table(tmp_path)
+    _instant(root, f"{T1}.deltacommit", {})
+    _instant(root, f"{T2}.deltacommit", {})
+    _instant(root, f"{T3}.compaction.requested", {})
+    _instant(root, f"{T4}.deltacommit", {})
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _log(FG, T1))
+    _touch(root, "", _log(FG, T3))  # written after the compaction was scheduled
+    [file_slice] = _slices(root, config)
+    assert file_slice.base_instant == T1
+    assert [log.instant_time for log in file_slice.log_files] == [T1, T3]
+
+
+def test_v6_completed_compaction_starts_a_new_slice(tmp_path):
+    root, config = _table(tmp_path)
+    _instant(root, f"{T1}.deltacommit", {})
+    _instant(root, f"{T2}.deltacommit", {})
+    _instant(root, f"{T3}.compaction.requested", {})
+    _instant(root, f"{T3}.commit", {})
+    _instant(root, f"{T4}.deltacommit", {})
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _log(FG, T1))
+    _touch(root, "", _base(FG, T3))
+    _touch(root, "", _log(FG, T3))
+    [file_slice] = _slices(root, config)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T3, [T3])
+    [old] = _slices(root, config, as_of=T2)
+    assert (old.base_instant, [log.instant_time for log in old.log_files]) == (T1, [T1])
+
+
+def test_log_only_file_group_reads_from_logs(tmp_path):
+    root, config = _table(tmp_path)
+    _instant(root, f"{T1}.deltacommit", {})
+    _touch(root, "", _log(FG, T1))
+    [file_slice] = _slices(root, config)
+    assert file_slice.base_file is None and [log.instant_time for log in file_slice.log_files] == [T1]
+
+
+def test_replaced_file_group_is_dropped_only_after_the_replacecommit(tmp_path):
+    root, config = _table(tmp_path, **{"hoodie.table.type": "COPY_ON_WRITE"})
+    _instant(root, f"{T1}.commit", {})
+    _instant(root, f"{T2}.replacecommit", {"partitionToReplaceFileIds": {"": [FG]}})
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _base(FG2, T2))
+    assert [s.file_id for s in _slices(root, config)] == [FG2]
+    assert [s.file_id for s in _slices(root, config, as_of=T1)] == [FG]
+
+
+def test_v8_logs_attach_by_completion_time(tmp_path):
+    root, config = _table(tmp_path, version=8)
+    _instant(root, f"{T1}_{T1[:-3]}100.deltacommit", {}, layout=2)
+    # log requested before the compaction at T3 but completed after it: belongs to the new slice
+    _instant(root, f"{T2}_{T3[:-3]}500.deltacommit", {}, layout=2)
+    _instant(root, f"{T3}.compaction.requested", {}, layout=2)
+    _instant(root, f"{T3}_{T4}.commit", {}, layout=2)
+    _instant(root, f"{T5}.deltacommit.inflight", None, layout=2)
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _log(FG, T2))
+    _touch(root, "", _base(FG, T3))
+    _touch(root, "", _log(FG, T5))  # uncommitted
+    [file_slice] = _slices(root, config)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T3, [T2])
+
+
+def test_v8_log_completing_after_pending_compaction_goes_to_previous_slice(tmp_path):
+    root, config = _table(tmp_path, version=8)
+    _instant(root, f"{T1}_{T1[:-3]}100.deltacommit", {}, layout=2)
+    _instant(root, f"{T2}.compaction.inflight", None, layout=2)
+    _instant(root, f"{T3}_{T3[:-3]}100.deltacommit", {}, layout=2)
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _base(FG, T2))  # half-written compaction output
+    _touch(root, "", _log(FG, T3))
+    [file_slice] = _slices(root, config)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T1, [T3])
+
+
+def test_files_older_than_the_active_timeline_count_as_committed(tmp_path):
+    root, config = _table(tmp_path, **{"hoodie.table.type": "COPY_ON_WRITE"})
+    _instant(root, f"{T3}.commit", {})
+    _touch(root, "", _base(FG, T1))  # its commit was archived
+    _touch(root, "", _base(FG2, T3))
+    assert sorted(s.file_id for s in _slices(root, config)) == [FG, FG2]
+
+
+@pytest.mark.parametrize(
+    ("props", "path", "expected"),
+    [
+        ({"hoodie.datasource.write.hive_style_partitioning": "true"}, "city=sf", {"city": "sf"}),
+        ({}, "sf", {"city": "sf"}),
+        ({"hoodie.datasource.write.partitionpath.urlencode": "true"}, "san%20jose", {"city": "san jose"}),
+        ({}, "__HIVE_DEFAULT_PARTITION__", {"city": None}),
+        ({"hoodie.datasource.write.hive_style_partitioning": "true"}, "town=sf", None),
+        ({}, "2024/01/01", None),
+    ],
+)
+def test_partition_values_from_paths(tmp_path, props, path, expected):
+    _, config = _table(tmp_path, **{"hoodie.table.partition.fields": "city",
+                                    "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+                                    **props})
+    assert partition_values(path, config) == expected
+
+
+def test_list_partitions_finds_nested_partitions_and_skips_hidden_folders(tmp_path):
+    root, config = _table(tmp_path, **{"hoodie.table.partition.fields": "y,m"})
+    _touch(root, "y=2024/m=01", ".hoodie_partition_metadata")
+    _touch(root, "y=2024/m=02", _base(FG, T1))
+    _touch(root, ".hoodie/metadata/files", ".hoodie_partition_metadata")
+    _touch(root, ".spark-staging", _base(FG2, T1))
+    assert list_partitions(str(root), config) == ["y=2024/m=01", "y=2024/m=02"]
