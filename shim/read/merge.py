@@ -1,20 +1,30 @@
 """Merging a file slice's records: log records with each other, then with the base file.
 
-All of it is vectorised over Arrow arrays. The log side is reduced to one winning event per
-record key (`LogWinners`); base batches then stream past it, each row kept, replaced or deleted.
+Everything is vectorised over Arrow/numpy arrays. The log side is reduced to one winning event per
+record key (`LogWinners`); base batches then stream past it, each base row kept, replaced or
+deleted. The rules are Hudi 1.x's record mergers (`CommitTimeRecordMerger`,
+`EventTimeRecordMerger`):
 
-Rules (Hudi's record mergers):
-- commit-time ordering: the latest write wins (log order: file order, then block order, then row
-  order); a log record always replaces the base record.
-- event-time ordering: the greatest ordering value wins; on a tie the later write wins. A base
-  record survives only when its ordering value is strictly greater than the log winner's.
-- deletes (delete blocks, `_hoodie_is_deleted = true`) are events like any other: they win or
-  lose by the same rules. A delete without an ordering value (Hudi's "natural order" delete)
-  removes every earlier version of the key regardless of ordering values.
+Commit-time ordering: the latest event wins (log order: file, block, row); a log record always
+replaces the base record; a delete of any kind deletes.
+
+Event-time ordering, comparing ordering values (tuples when there are several ordering fields,
+nulls lowest):
+- a *commit-time delete* (a delete whose ordering value is absent or the default 0) always wins
+  when it arrives; the next data record after it wins whatever its ordering value; other deletes
+  arriving after it change nothing;
+- otherwise the newer event wins when its ordering value is >= the current one (ties go to the
+  newer write), which makes the winner the greatest (ordering, position) among the events after
+  the last commit-time delete's first successor;
+- against the base record: a commit-time delete deletes it; otherwise the base record survives
+  only when its ordering value is strictly greater than the log winner's (even when the winner
+  is a delete).
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,25 +34,31 @@ import pyarrow.compute as pc
 from shim.read.merge_keys import MergeMode
 
 
+class EventKind(enum.IntEnum):
+    """What a log event does to its key."""
+
+    UPSERT = 0
+    DELETE_RECORD = 1  # a data record marked deleted, with an ordering value
+    DELETE_BLOCK = 2  # a delete-block entry with an ordering value
+    COMMIT_TIME_DELETE = 3  # a delete without (or with the default) ordering value
+
+
 @dataclass(frozen=True, slots=True)
 class LogEvents:
     """Every log event of a slice, in write order.
 
     Attributes:
-        keys: record key of each event.
-        ordering: ordering value of each event (null when absent), in the ordering column's type.
-        is_delete: whether the event deletes the key.
-        natural_delete: deletes that carry no ordering value (they reset the key).
-        data_index: row of the event in `data` (-1 for delete-block events).
-        data: the log data records (read columns), or None when there are none.
+        keys: record key of each event (string).
+        ordering: one array per ordering field, in the fields' query types (empty for
+            commit-time ordering).
+        kinds: `EventKind` of each event.
+        data_index: row of the event in the slice's log data table (-1 for delete-block entries).
     """
 
     keys: pa.Array
-    ordering: pa.Array | None
-    is_delete: np.ndarray
-    natural_delete: np.ndarray
+    ordering: tuple[pa.Array, ...]
+    kinds: np.ndarray
     data_index: np.ndarray
-    data: pa.Table | None
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -53,9 +69,8 @@ class LogWinners:
     """One winning log event per record key."""
 
     keys: pa.Array
-    ordering: pa.Array | None
-    is_delete: np.ndarray
-    natural_delete: np.ndarray
+    ordering: tuple[pa.Array, ...]
+    kinds: np.ndarray
     data_index: np.ndarray
 
 
@@ -63,98 +78,109 @@ def resolve_winners(events: LogEvents, mode: MergeMode) -> LogWinners:
     """Reduce log events to the winning event of each record key."""
     n = len(events)
     if n == 0:
-        empty = np.zeros(0, dtype=bool)
-        return LogWinners(events.keys, events.ordering, empty, empty, np.zeros(0, dtype=np.int64))
+        return LogWinners(events.keys, events.ordering, events.kinds, events.data_index)
     seq = np.arange(n, dtype=np.int64)
-    if mode is MergeMode.COMMIT_TIME_ORDERING or events.ordering is None:
-        sort_columns: dict[str, pa.Array] = {"key": events.keys, "seq": pa.array(seq)}
-        order = [("key", "ascending"), ("seq", "ascending")]
+    encoded = pc.dictionary_encode(events.keys).combine_chunks() if isinstance(
+        events.keys, pa.ChunkedArray) else pc.dictionary_encode(events.keys)
+    group = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    groups = len(encoded.dictionary)
+    if mode is MergeMode.COMMIT_TIME_ORDERING or not events.ordering:
+        winners = np.full(groups, -1, dtype=np.int64)
+        np.maximum.at(winners, group, seq)
     else:
-        # After a natural-order delete, only later events count; each of them beats the delete.
-        live = _after_last_reset(events.keys, events.natural_delete, seq)
-        rank = (~events.natural_delete).astype(np.int8)
-        sort_columns = {
-            "key": events.keys,
-            "live": pa.array(live),
-            "rank": pa.array(rank),
-            "ord": events.ordering,
-            "seq": pa.array(seq),
-        }
-        order = [
-            ("key", "ascending"),
-            ("live", "ascending"),
-            ("rank", "ascending"),
-            ("ord", "ascending"),
-            ("seq", "ascending"),
-        ]
-    table = pa.table(sort_columns)
-    indices = pc.sort_indices(table, sort_keys=order, null_placement="at_start").to_numpy()
-    sorted_keys = events.keys.take(pa.array(indices))
-    last = _last_of_each_group(sorted_keys)
-    winners = indices[last]
+        winners = _event_time_winners(events, group, groups, seq)
     take = pa.array(winners)
     return LogWinners(
         keys=events.keys.take(take),
-        ordering=events.ordering.take(take) if events.ordering is not None else None,
-        is_delete=events.is_delete[winners],
-        natural_delete=events.natural_delete[winners],
+        ordering=tuple(column.take(take) for column in events.ordering),
+        kinds=events.kinds[winners],
         data_index=events.data_index[winners],
     )
 
 
-def _after_last_reset(keys: pa.Array, reset: np.ndarray, seq: np.ndarray) -> np.ndarray:
-    """For each event, whether no natural-order delete of its key comes after it."""
-    if not reset.any():
-        return np.ones(len(seq), dtype=bool)
-    reset_keys = keys.filter(pa.array(reset))
-    reset_seq = seq[reset]
-    grouped = pa.table({"k": reset_keys, "s": reset_seq}).group_by("k").aggregate([("s", "max")])
-    position = pc.index_in(keys, value_set=grouped.column("k")).to_numpy(zero_copy_only=False)
-    last_reset = np.full(len(seq), -1, dtype=np.int64)
-    found = ~np.isnan(position) if position.dtype.kind == "f" else np.ones(len(seq), dtype=bool)
-    max_seq = grouped.column("s_max").to_numpy()
-    last_reset[found] = max_seq[position[found].astype(np.int64)]
-    return seq >= last_reset
+def _event_time_winners(events: LogEvents, group: np.ndarray, groups: int, seq: np.ndarray) -> np.ndarray:
+    kinds = events.kinds
+    is_ctd = kinds == EventKind.COMMIT_TIME_DELETE
+    last_ctd = np.full(groups, -1, dtype=np.int64)
+    if is_ctd.any():
+        np.maximum.at(last_ctd, group[is_ctd], seq[is_ctd])
+    # The first data record after the last commit-time delete takes over whatever its ordering.
+    is_data = (kinds == EventKind.UPSERT) | (kinds == EventKind.DELETE_RECORD)
+    after = is_data & (seq > last_ctd[group]) & (last_ctd[group] >= 0)
+    first_after = np.full(groups, np.iinfo(np.int64).max, dtype=np.int64)
+    if after.any():
+        np.minimum.at(first_after, group[after], seq[after])
+    no_ctd = last_ctd[group] < 0
+    candidate = no_ctd | (seq >= first_after[group])
+    chosen = np.full(groups, -1, dtype=np.int64)
+    # Keys whose last commit-time delete has no data record after it stay deleted.
+    only_ctd = (last_ctd >= 0) & (first_after == np.iinfo(np.int64).max)
+    chosen[only_ctd] = last_ctd[only_ctd]
+    cand_idx = np.flatnonzero(candidate)
+    if len(cand_idx):
+        take = pa.array(cand_idx)
+        columns: dict[str, pa.Array] = {"g": pa.array(group[cand_idx])}
+        sort_keys = [("g", "ascending", "at_start")]
+        for i, column in enumerate(events.ordering):
+            columns[f"o{i}"] = column.take(take)
+            sort_keys.append((f"o{i}", "ascending", "at_start"))
+        columns["s"] = pa.array(cand_idx)
+        sort_keys.append(("s", "ascending", "at_start"))
+        order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+        sorted_groups = group[cand_idx][order]
+        last = np.append(np.flatnonzero(sorted_groups[:-1] != sorted_groups[1:]), len(order) - 1)
+        chosen[sorted_groups[last]] = cand_idx[order[last]]
+    return chosen
 
 
-def _last_of_each_group(sorted_keys: pa.Array) -> np.ndarray:
-    """Positions of the last element of each run of equal keys in a sorted array."""
-    n = len(sorted_keys)
-    if n == 1:
-        return np.array([0], dtype=np.int64)
-    differs = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1)).to_numpy(zero_copy_only=False)
-    return np.append(np.flatnonzero(differs), n - 1).astype(np.int64)
+def strictly_greater(left: Sequence[pa.Array], right: Sequence[pa.Array]) -> pa.Array:
+    """Row-wise lexicographic `left > right` over tuples of arrays, nulls lowest."""
+    result: pa.Array | None = None
+    equal_so_far: pa.Array | None = None
+    for a, b in zip(left, right):
+        greater = pc.or_kleene(
+            pc.and_kleene(pc.is_valid(a), pc.is_null(b)),
+            pc.fill_null(pc.greater(a, b), False),
+        )
+        same = pc.or_kleene(
+            pc.and_kleene(pc.is_null(a), pc.is_null(b)),
+            pc.fill_null(pc.equal(a, b), False),
+        )
+        step = greater if equal_so_far is None else pc.and_(equal_so_far, greater)
+        result = step if result is None else pc.or_(result, step)
+        equal_so_far = same if equal_so_far is None else pc.and_(equal_so_far, same)
+    assert result is not None
+    return result
 
 
 class BaseMerger:
-    """Streams base batches past the log winners, then emits the log records still standing."""
+    """Streams base batches past the log winners, then names the log records still standing."""
 
     def __init__(self, winners: LogWinners, mode: MergeMode) -> None:
         self.winners = winners
-        self.mode = mode
+        self.event_time = mode is MergeMode.EVENT_TIME_ORDERING and bool(winners.ordering)
         self.base_won = np.zeros(len(winners.keys), dtype=bool)
 
-    def merge_base(self, keys: pa.Array, ordering: pa.Array | None) -> pa.Array | None:
-        """Mask of the base rows to keep (None: keep all) given their keys and ordering values."""
+    def keep_mask(self, keys: pa.Array, ordering: Sequence[pa.Array]) -> pa.Array | None:
+        """Mask of base rows to keep (None: keep all), given their keys and ordering values."""
         if len(self.winners.keys) == 0:
             return None
         position = pc.index_in(keys, value_set=self.winners.keys)
         matched = position.is_valid()
         if not pc.any(matched).as_py():
             return None
-        if self.mode is MergeMode.COMMIT_TIME_ORDERING or ordering is None or self.winners.ordering is None:
+        if not self.event_time:
             return pc.invert(matched)
         idx = position.fill_null(0)
-        log_ord = self.winners.ordering.take(idx)
-        natural = pa.array(self.winners.natural_delete).take(idx)
-        base_greater = pc.fill_null(pc.greater(ordering, log_ord), False)
-        base_wins = pc.and_(pc.and_(matched, base_greater), pc.invert(natural))
+        log_ordering = [column.take(idx) for column in self.winners.ordering]
+        ctd = pa.array(self.winners.kinds == EventKind.COMMIT_TIME_DELETE).take(idx)
+        base_wins = pc.and_(pc.and_(matched, strictly_greater(list(ordering), log_ordering)), pc.invert(ctd))
         won = pc.filter(position, base_wins).to_numpy(zero_copy_only=False)
         if len(won):
             self.base_won[won.astype(np.int64)] = True
         return pc.or_(pc.invert(matched), base_wins)
 
     def remaining_rows(self) -> np.ndarray:
-        """Rows of the log data to emit: winners that are not deletes and not beaten by base."""
-        keep = ~self.winners.is_delete & ~self.base_won & (self.winners.data_index >= 0)
+        """Rows of the log data table to emit: upsert winners not beaten by their base record."""
+        keep = (self.winners.kinds == EventKind.UPSERT) & ~self.base_won
         return self.winners.data_index[keep]

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import reduce
 
 import pyarrow.compute as pc
 
 from shim.filters import Expr, conjuncts, referenced_columns, to_arrow_expression
-from shim.read.plan import FilePlan
 
 
-def pushdown_for_plan(
-    row_filter: Expr | None, plan: FilePlan
-) -> pc.Expression | None:
+def pushdown_for_plan(row_filter: Expr | None, passthrough: Mapping[str, str]) -> pc.Expression | None:
     """The conjuncts of `row_filter` that hold on the file's own values.
 
     A conjunct is pushed when every column it names is read from the file unchanged and under
@@ -21,7 +19,7 @@ def pushdown_for_plan(
     """
     if row_filter is None:
         return None
-    exact = {query for query, source in plan.passthrough.items() if query == source}
+    exact = {query for query, source in passthrough.items() if query == source}
     pushed = [c for c in conjuncts(row_filter) if referenced_columns(c) <= exact]
     if not pushed:
         return None

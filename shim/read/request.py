@@ -10,21 +10,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim.errors import ColumnNotFoundError, InvalidArgumentError
-from shim.filters import Expr, bind, evaluate_on_partition, referenced_columns, to_expr
+from shim.filters import Expr, FilterLike, bind, evaluate_on_partition, referenced_columns, to_expr
 from shim.plan.partitions import list_partitions, partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS, META_SCHEMA
 from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import TableSchemas, table_schemas_as_of
+from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window
 from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
     from shim.table import Table
 
 ScanMode = Literal["snapshot", "read_optimized"]
-FilterLike = str | Expr | Sequence[tuple[str, str, object]] | None
-COMMIT_TIME = "_hoodie_commit_time"
 
 _MODES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "read-optimized": "read_optimized", "ro": "read_optimized"}
 
@@ -40,7 +39,7 @@ class PlannedScan:
     output_schema: pa.Schema
     read_schema: pa.Schema
     row_filter: Expr | None
-    merge: MergeSpec
+    merge: MergeSpec | None
     slices: list[FileSlice]
     commit_filter: pc.Expression | None
 
@@ -83,21 +82,26 @@ def build_scan(
     if scan_mode is None:
         raise InvalidArgumentError(f"unknown scan mode {mode!r}; use 'snapshot' or 'read_optimized'")
     timeline = table.active_timeline
-    read_instant = timeline.resolve_as_of(normalize_instant(as_of) if as_of is not None else None)
+    commit_filter = None
+    touched: frozenset[tuple[str, str]] | None = None
+    if commit_range is not None:
+        window = incremental_window(table, commit_range)
+        read_instant, commit_filter, touched = window.read_instant, window.row_filter, window.file_groups
+    else:
+        requested = normalize_instant(as_of) if as_of is not None else None
+        if requested is not None:
+            check_time_travel(timeline, requested)
+        read_instant = timeline.resolve_as_of(requested)
     schemas = table_schemas_as_of(table, read_instant)
     full_schema = pa.schema(list(META_SCHEMA) + list(schemas.data_schema))
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
     bound = bind(expr, full_schema) if (expr := to_expr(row_filter)) is not None else None
-    merge = merge_spec_for(table.config, full_schema)
+    merging = scan_mode == "snapshot" and table.config.is_mor
+    merge = merge_spec_for(table.config, full_schema) if merging else None
     needed = set(output_schema.names) | (referenced_columns(bound) if bound is not None else set())
-    commit_filter = None
-    if commit_range is not None:
+    if commit_filter is not None:
         needed.add(COMMIT_TIME)
-        start, _ = commit_range
-        commit_filter = pc.field(COMMIT_TIME) > pc.scalar(start)
-        if read_instant is not None:
-            commit_filter = commit_filter & (pc.field(COMMIT_TIME) <= pc.scalar(read_instant))
-    if scan_mode == "snapshot" and table.config.is_mor:
+    if merge is not None:
         needed |= set(merge.columns)
     read_schema = pa.schema([f for f in full_schema if f.name in needed])
     slices: list[FileSlice] = []
@@ -106,8 +110,7 @@ def build_scan(
         slices = file_slices_as_of(table.path, partitions, timeline, read_instant)
         if scan_mode == "read_optimized":
             slices = [s.without_logs() for s in slices if s.base_file is not None]
-        if commit_range is not None:
-            touched = _touched_file_groups(table, commit_range[0], read_instant)
+        if touched is not None:
             slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
     return PlannedScan(
         table=table,
@@ -173,13 +176,3 @@ def _typed_values(raw: dict[str, str | None], data_schema: pa.Schema) -> dict[st
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
             continue  # cannot type the value: leave the column unknown, never prune on it
     return typed
-
-
-def _touched_file_groups(table: Table, start: str, end: str) -> set[tuple[str, str]]:
-    timeline = table.active_timeline
-    touched: set[tuple[str, str]] = set()
-    for instant in timeline.completed_writes(end):
-        if instant.requested_time <= start:
-            continue
-        touched |= timeline.commit_metadata(instant).touched_file_groups()
-    return touched

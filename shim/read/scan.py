@@ -68,7 +68,7 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
             columns=context.read_schema.names,
             path=first,
         )
-        pushdown = pushdown_for_plan(context.row_filter, plan)
+        pushdown = pushdown_for_plan(context.row_filter, plan.passthrough)
         yield from scan_parquet([p for p in paths if p], file_schema, plan, pushdown)
 
     return produce

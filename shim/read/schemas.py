@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from shim.errors import InvalidTableError
-from shim.plan.table_schema import META_SCHEMA, avro_schema_as_of, data_schema_from_avro, strip_meta
+from shim.plan.table_schema import META_SCHEMA, OPERATION_COLUMN, avro_schema_as_of, data_schema_from_avro, strip_meta
 from shim.read.base_files import read_file_schema
 from shim.read.plan import SchemaResolver
 from shim.read.resolvers import NameMatchingResolver
@@ -33,7 +33,7 @@ def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
         data_schema = data_schema_from_avro(avro, f"{table.path} as of {read_instant or 'its creation'}")
     else:
         data_schema = _schema_from_any_base_file(table, read_instant)
-    full = pa.schema(list(META_SCHEMA) + list(data_schema))
+    full = pa.schema(list(META_SCHEMA) + [pa.field(OPERATION_COLUMN, pa.string())] + list(data_schema))
     return TableSchemas(data_schema, NameMatchingResolver(full))
 
 

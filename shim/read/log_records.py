@@ -1,0 +1,151 @@
+"""Turn a slice's visible log blocks into query-shaped records and merge events."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from shim.log.blocks import BlockType
+from shim.log.delete import decode_delete_block
+from shim.log.reader import data_block_schema, decode_data_block
+from shim.plan.table_schema import OPERATION_COLUMN
+from shim.read.keys import record_keys
+from shim.read.log_blocks import VisibleBlock
+from shim.read.merge import EventKind, LogEvents
+from shim.read.merge_keys import MergeMode, MergeSpec
+from shim.read.plan import SchemaResolver
+
+_DELETE_OPERATIONS = ("D", "-U")
+
+
+@dataclass(frozen=True, slots=True)
+class SliceLog:
+    """The log side of a file slice: data records (query columns) and the events on them."""
+
+    data: pa.Table
+    events: LogEvents
+
+
+def read_slice_log(
+    blocks: Sequence[VisibleBlock],
+    resolver: SchemaResolver,
+    read_schema: pa.Schema,
+    spec: MergeSpec,
+) -> SliceLog:
+    """Decode every visible block into `read_schema` columns and one event per record."""
+    columns = list(read_schema.names)
+    if OPERATION_COLUMN not in columns:
+        columns.append(OPERATION_COLUMN)
+    batches: list[pa.RecordBatch] = []
+    parts: list[tuple[pa.Array, tuple[pa.Array, ...], np.ndarray, np.ndarray]] = []
+    offset = 0
+    ordering_fields = spec.ordering_fields if spec.mode is MergeMode.EVENT_TIME_ORDERING else ()
+    ordering_types = [read_schema.field(f).type for f in ordering_fields]
+    for visible in blocks:
+        block = visible.block
+        location = f"{visible.contents.path}@{block.offset}"
+        if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
+            file_schema = data_block_schema(visible.contents, block)
+            plan = resolver.plan(
+                instant=block.instant_time or "", file_schema=file_schema, columns=columns, path=location
+            )
+            table = decode_data_block(visible.contents, block, columns=list(plan.read_columns))
+            batch = plan.apply(_one_batch(table, plan.read_columns))
+            n = batch.num_rows
+            if n == 0:
+                continue
+            keys = record_keys(batch, spec, location)
+            ordering = tuple(batch.column(f) for f in ordering_fields)
+            kinds = _data_kinds(batch, spec, ordering)
+            parts.append((keys, ordering, kinds, np.arange(offset, offset + n, dtype=np.int64)))
+            batches.append(batch.select(read_schema.names))
+            offset += n
+        elif block.block_type is BlockType.DELETE:
+            deletes = decode_delete_block(visible.contents, block)
+            n = len(deletes.record_keys)
+            if n == 0:
+                continue
+            ordering, kinds = _delete_ordering(deletes.ordering_values, ordering_types, n, spec)
+            parts.append((deletes.record_keys, ordering, kinds, np.full(n, -1, dtype=np.int64)))
+    data = pa.Table.from_batches(batches, schema=read_schema) if batches else read_schema.empty_table()
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return SliceLog(data, LogEvents(pa.array([], pa.string()), tuple(
+            pa.array([], t) for t in ordering_types), empty.astype(np.int8), empty))
+    keys = pa.concat_arrays([p[0].cast(pa.string()) for p in parts])
+    ordering_columns = tuple(
+        pa.concat_arrays([p[1][i] for p in parts]) for i in range(len(ordering_fields))
+    )
+    kinds = np.concatenate([p[2] for p in parts]).astype(np.int8)
+    data_index = np.concatenate([p[3] for p in parts])
+    return SliceLog(data, LogEvents(keys, ordering_columns, kinds, data_index))
+
+
+def _one_batch(table: pa.Table, names: Sequence[str]) -> pa.RecordBatch:
+    combined = table.combine_chunks()
+    batches = combined.to_batches()
+    if batches:
+        return batches[0]
+    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in table.schema], schema=table.schema)
+
+
+def _data_kinds(batch: pa.RecordBatch, spec: MergeSpec, ordering: tuple[pa.Array, ...]) -> np.ndarray:
+    deleted = np.zeros(batch.num_rows, dtype=bool)
+    if spec.is_deleted_column:
+        deleted |= _true_values(batch.column(spec.is_deleted_column))
+    operation = batch.column(OPERATION_COLUMN) if OPERATION_COLUMN in batch.schema.names else None
+    if operation is not None and operation.null_count < len(operation):
+        deleted |= _true_values(pc.is_in(operation.cast(pa.string()), pa.array(_DELETE_OPERATIONS)))
+    if spec.delete_marker is not None:
+        field, marker = spec.delete_marker
+        if field in batch.schema.names:
+            deleted |= _true_values(pc.equal(batch.column(field).cast(pa.string()), marker))
+    kinds = np.where(deleted, EventKind.DELETE_RECORD, EventKind.UPSERT).astype(np.int8)
+    if deleted.any():
+        default = _default_ordering(ordering, batch.num_rows)
+        kinds[deleted & default] = EventKind.COMMIT_TIME_DELETE
+    return kinds
+
+
+def _delete_ordering(
+    values: Sequence[pa.Array], types: Sequence[pa.DataType], n: int, spec: MergeSpec
+) -> tuple[tuple[pa.Array, ...], np.ndarray]:
+    """Delete-block ordering values in the ordering columns' types, and each entry's kind.
+
+    A delete without an ordering value, with the default 0, or with a value of another type than
+    the ordering column (Hudi's "same class" check fails) always wins: a commit-time delete.
+    """
+    if spec.mode is MergeMode.COMMIT_TIME_ORDERING or not types:
+        return (), np.full(n, EventKind.COMMIT_TIME_DELETE, dtype=np.int8)
+    columns: list[pa.Array] = []
+    usable = np.ones(n, dtype=bool)
+    for i, target in enumerate(types):
+        raw = values[i] if i < len(values) else pa.nulls(n)
+        try:
+            cast = raw.cast(target) if raw.type != target else raw
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            cast = pa.nulls(n, target)
+            usable[:] = False
+        columns.append(cast)
+    default = _default_ordering(tuple(columns), n) | ~usable
+    kinds = np.where(default, EventKind.COMMIT_TIME_DELETE, EventKind.DELETE_BLOCK).astype(np.int8)
+    return tuple(columns), kinds
+
+
+def _default_ordering(ordering: tuple[pa.Array, ...], n: int) -> np.ndarray:
+    """Rows whose ordering value is absent or Hudi's default (numeric 0)."""
+    if not ordering:
+        return np.ones(n, dtype=bool)
+    first = ordering[0]
+    default = ~_true_values(first.is_valid())
+    if pa.types.is_integer(first.type) or pa.types.is_floating(first.type) or pa.types.is_decimal(first.type):
+        default |= _true_values(pc.equal(first, pa.scalar(0).cast(first.type)))
+    return default
+
+
+def _true_values(mask: pa.Array) -> np.ndarray:
+    return np.asarray(mask.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)

@@ -1,0 +1,76 @@
+"""Which commits a time-travel or incremental read covers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow.compute as pc
+
+from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from shim.timeline.instant import Action, instant_key, normalize_instant
+from shim.timeline.timeline import Timeline
+
+if TYPE_CHECKING:
+    from shim.table import Table
+
+COMMIT_TIME = "_hoodie_commit_time"
+_WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.COMPACTION, Action.LOG_COMPACTION)
+
+
+def check_time_travel(timeline: Timeline, as_of: str) -> None:
+    """Refuse an `as_of` at or after a write that has not completed (its result could still change).
+
+    Same rule as Hudi's `TimelineUtils.validateTimestampAsOf`.
+    """
+    for instant in timeline.pending(*_WRITE_ACTIONS):
+        if instant_key(instant.requested_time) <= instant_key(as_of):
+            raise InvalidArgumentError(
+                f"cannot read as of {as_of}: the {instant.action.value} {instant.requested_time} "
+                f"is still {instant.state.value}; time travel must be earlier than the first incomplete write",
+                instant=as_of,
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class IncrementalWindow:
+    """Commits in (start, end]: the instant to read as of, the row filter, the file groups touched."""
+
+    read_instant: str | None
+    row_filter: pc.Expression
+    file_groups: frozenset[tuple[str, str]]
+
+
+def incremental_window(table: Table, commit_range: tuple[str, str | None]) -> IncrementalWindow:
+    """Resolve (start, end] like Hudi: requested times on table version 6, completion times on 8+."""
+    if not table.config.populate_meta_fields:
+        raise UnsupportedFeatureError(
+            f"{table.path}: incremental reads need meta columns; this table does not populate them",
+            feature="incremental-without-meta-fields",
+            path=table.path,
+        )
+    start, end = commit_range
+    begin = normalize_instant(start)
+    finish = normalize_instant(end) if end is not None else None
+    timeline = table.active_timeline
+    by_completion = table.config.version >= 8
+    chosen = []
+    for instant in timeline.completed_writes():
+        moment = (instant.completion_time or instant.requested_time) if by_completion else instant.requested_time
+        if instant_key(moment) <= instant_key(begin):
+            continue
+        if finish is not None and instant_key(moment) > instant_key(finish):
+            continue
+        chosen.append(instant)
+    groups: set[tuple[str, str]] = set()
+    for instant in chosen:
+        groups |= timeline.commit_metadata(instant).touched_file_groups()
+    times = [i.requested_time for i in chosen]
+    read_instant = max(times, key=instant_key) if times else None
+    if by_completion:
+        row_filter = pc.field(COMMIT_TIME).isin(times)
+    else:
+        row_filter = pc.field(COMMIT_TIME) > pc.scalar(begin)
+        if finish is not None:
+            row_filter = row_filter & (pc.field(COMMIT_TIME) <= pc.scalar(finish))
+    return IncrementalWindow(read_instant, row_filter, frozenset(groups))

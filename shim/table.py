@@ -1,0 +1,124 @@
+"""`Table`: the public entry point for reading a Hudi table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+import pyarrow as pa
+
+from shim import storage
+from shim.errors import TableNotFoundError
+from shim.plan.slices import FileSlice
+from shim.properties import TableConfig
+from shim.read.request import FilterLike, ScanMode, build_scan
+from shim.timeline.instant import Instant
+from shim.timeline.timeline import Timeline
+
+__all__ = ["Table", "open_table"]
+
+
+def open_table(location: str | os.PathLike[str]) -> Table:
+    """Open the Hudi table at a local path or `file://` URI.
+
+    Raises:
+        TableNotFoundError: no `.hoodie/hoodie.properties` there.
+        UnsupportedFeatureError: the table uses a version or feature hudi-shim cannot read.
+    """
+    path = storage.resolve_table_path(location)
+    hoodie = os.path.join(path, ".hoodie")
+    props_path = os.path.join(hoodie, "hoodie.properties")
+    if not os.path.isfile(props_path):
+        backup = props_path + ".backup"
+        if os.path.isfile(backup):  # Hudi restores this file from its backup after a failed update
+            props_path = backup
+        else:
+            raise TableNotFoundError(
+                f"no Hudi table at {path}: {os.path.join(hoodie, 'hoodie.properties')} does not exist",
+                path=path,
+            )
+    with open(props_path, encoding="utf-8") as handle:
+        config = TableConfig.from_text(handle.read(), props_path)
+    return Table(path, config)
+
+
+class Table:
+    """A Hudi table, read as of the timeline loaded when it was opened (`refresh()` reloads it)."""
+
+    def __init__(self, path: str, config: TableConfig) -> None:
+        self.path = path
+        self.config = config
+        self._timeline = Timeline.load(path, config)
+
+    def __repr__(self) -> str:
+        return f"Table({self.path!r}, {self.config.table_type.value}, version {self.config.version})"
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def active_timeline(self) -> Timeline:
+        """The loaded timeline object."""
+        return self._timeline
+
+    def refresh(self) -> None:
+        """Reload the timeline to see commits completed since the table was opened."""
+        self._timeline = Timeline.load(self.path, self.config)
+
+    def timeline(self) -> list[Instant]:
+        """Every instant of the active timeline (all actions and states), oldest first."""
+        return list(self._timeline.instants)
+
+    def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:
+        """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""
+        return build_scan(self, mode=mode, as_of=as_of).slices
+
+    def schema(self, as_of: str | None = None) -> pa.Schema:
+        """Data columns (no meta columns) in table order, as of `as_of` (default: latest)."""
+        return build_scan(self, as_of=as_of, plan_files=False).data_schema
+
+    def scan(
+        self,
+        mode: ScanMode = "snapshot",
+        columns: Sequence[str] | None = None,
+        filter: FilterLike = None,
+        as_of: str | None = None,
+        include_meta: bool = False,
+    ) -> pa.RecordBatchReader:
+        """Stream the table's rows.
+
+        Args:
+            mode: "snapshot" merges log files onto base files; "read_optimized" reads base files only.
+            columns: columns to return, in this order (default: all data columns in table order).
+            filter: a SQL-like string (`"city = 'sf' AND fare > 10"`), an `Expr`, or
+                `[(column, op, value), ...]` meaning their conjunction.
+            as_of: read the table as of this instant (`yyyyMMddHHmmssSSS`, `yyyy-MM-dd[ HH:mm:ss]`).
+            include_meta: prepend Hudi's meta columns when `columns` is not given.
+        """
+        return build_scan(
+            self, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta
+        ).reader()
+
+    def read(
+        self,
+        mode: ScanMode = "snapshot",
+        columns: Sequence[str] | None = None,
+        filter: FilterLike = None,
+        as_of: str | None = None,
+        include_meta: bool = False,
+    ) -> pa.Table:
+        """Like `scan`, collected into a `pyarrow.Table`."""
+        return self.scan(mode, columns, filter, as_of, include_meta).read_all()
+
+    def incremental(
+        self,
+        start: str,
+        end: str | None = None,
+        columns: Sequence[str] | None = None,
+        include_meta: bool = False,
+    ) -> pa.Table:
+        """Latest values of the records written by commits in (`start`, `end`] (end: latest)."""
+        return build_scan(
+            self, mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
+        ).reader().read_all()
+

@@ -1,0 +1,43 @@
+"""Fixtures shared by all tests."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shared_tables_dir() -> Path | None:
+    """The folder of real Hudi tables (zips): $HUDI_SHIM_SHARED_TABLES, ../shared or /work/shared."""
+    candidates = [os.environ.get("HUDI_SHIM_SHARED_TABLES"), REPO.parent / "shared" / "hudi-tables",
+                  "/work/shared/hudi-tables"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir() and any(Path(candidate).glob("*.zip")):
+            return Path(candidate)
+    return None
+
+
+def shared_table_names() -> list[str]:
+    folder = shared_tables_dir()
+    return sorted(p.stem for p in folder.glob("*.zip")) if folder else []
+
+
+@pytest.fixture(scope="session")
+def shared_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real Hudi tables unzipped once per session: zip name -> table folder."""
+    folder = shared_tables_dir()
+    if folder is None:
+        pytest.skip("real Hudi tables not found (../shared/hudi-tables or $HUDI_SHIM_SHARED_TABLES)")
+    root = tmp_path_factory.mktemp("hudi-tables")
+    tables = {}
+    for archive in sorted(folder.glob("*.zip")):
+        target = root / archive.stem
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(target)
+        [table] = [p.parent.parent for p in target.glob("*/.hoodie/hoodie.properties") if "__MACOSX" not in str(p)]
+        tables[archive.stem] = table
+    return tables
