@@ -1,0 +1,240 @@
+"""Base files and log blocks with Hudi's meta columns filled in."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from shim.avro import arrow_to_avro_schema
+from shim.files import base_file_name, log_file_name, parse_log_file
+from shim.keygen import partition_paths, record_keys
+from shim.log.blocks import HeaderKey
+from shim.log.writer import encode_avro_data_block, encode_delete_block, write_log_file
+from shim.plan.table_schema import META_COLUMNS
+from shim.properties import TableConfig
+from shim.storage import join, list_names
+
+PARTITION_METAFILE = ".hoodie_partition_metadata"
+
+
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """One file written by a commit, as its write stat records it."""
+
+    partition_path: str
+    file_id: str
+    file_name: str
+    num_writes: int
+    num_inserts: int = 0
+    num_updates: int = 0
+    num_deletes: int = 0
+    file_size: int = 0
+    prev_commit: str | None = None
+    base_file: str | None = None
+    log_version: int | None = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.partition_path}/{self.file_name}" if self.partition_path else self.file_name
+
+    def to_json(self) -> dict[str, object]:
+        """The write stat as Hudi serialises it in commit metadata."""
+        stat: dict[str, object] = {
+            "fileId": self.file_id,
+            "path": self.path,
+            "prevCommit": self.prev_commit or "null",
+            "numWrites": self.num_writes,
+            "numDeletes": self.num_deletes,
+            "numUpdateWrites": self.num_updates,
+            "numInserts": self.num_inserts,
+            "totalWriteBytes": self.file_size,
+            "totalWriteErrors": 0,
+            "tempPath": None,
+            "partitionPath": self.partition_path,
+            "totalLogRecords": 0,
+            "totalLogFilesCompacted": 0,
+            "totalLogSizeCompacted": 0,
+            "totalUpdatedRecordsCompacted": 0,
+            "totalLogBlocks": 0,
+            "totalCorruptLogBlock": 0,
+            "totalRollbackBlocks": 0,
+            "fileSizeInBytes": self.file_size,
+            "minEventTime": None,
+            "maxEventTime": None,
+            "runtimeStats": None,
+        }
+        if self.log_version is not None:
+            stat.update(
+                logVersion=self.log_version,
+                logOffset=0,
+                baseFile=self.base_file or "",
+                logFiles=[self.file_name],
+                cdcStats=None,
+            )
+        return stat
+
+
+def with_meta_columns(
+    data: pa.Table,
+    config: TableConfig,
+    *,
+    instant: str,
+    file_name: str,
+    partition_id: int = 0,
+) -> pa.Table:
+    """`data` (data columns) with the five meta columns filled in front, as Hudi writes them."""
+    n = data.num_rows
+    columns = {name: data.column(name) for name in data.column_names}
+    keys = record_keys(columns, config.record_key_fields)
+    partitions = partition_paths(
+        columns,
+        config.partition_fields,
+        hive_style=config.hive_style_partitioning,
+        url_encode=config.url_encode_partitioning,
+        num_rows=n,
+    )
+    meta = [
+        pa.array([instant] * n, pa.string()),
+        pa.array([f"{instant}_{partition_id}_{i}" for i in range(n)], pa.string()),
+        keys,
+        partitions,
+        pa.array([file_name] * n, pa.string()),
+    ]
+    body = data.drop_columns([c for c in META_COLUMNS if c in data.column_names])
+    return pa.Table.from_arrays(meta + list(body.columns), names=list(META_COLUMNS) + body.column_names)
+
+
+def avro_record_schema(config: TableConfig, arrow_schema: pa.Schema) -> dict[str, object]:
+    """Avro schema Hudi names `<table>_record` in namespace `hoodie.<table>`."""
+    return arrow_to_avro_schema(arrow_schema, f"{config.name}_record", f"hoodie.{config.name}")
+
+
+def write_base_file(
+    table_path: str,
+    config: TableConfig,
+    *,
+    partition_path: str,
+    file_id: str,
+    instant: str,
+    write_token: str,
+    data: pa.Table,
+    partition_id: int = 0,
+    prev_commit: str | None = None,
+    num_updates: int = 0,
+) -> FileWrite:
+    """Write one Parquet base file (meta columns added) and return its write stat."""
+    name = base_file_name(file_id, write_token, instant)
+    full = with_meta_columns(data, config, instant=instant, file_name=name, partition_id=partition_id)
+    folder = join(table_path, partition_path)
+    os.makedirs(folder, exist_ok=True)
+    ensure_partition_metafile(table_path, partition_path, instant)
+    keys = full.column("_hoodie_record_key")
+    metadata = {
+        b"parquet.avro.schema": json.dumps(avro_record_schema(config, full.schema)).encode(),
+        b"writer.model.name": b"avro",
+    }
+    if full.num_rows:
+        import pyarrow.compute as pc
+
+        bounds = pc.min_max(keys)
+        metadata[b"hoodie_min_record_key"] = bounds["min"].as_py().encode()
+        metadata[b"hoodie_max_record_key"] = bounds["max"].as_py().encode()
+    path = os.path.join(folder, name)
+    pq.write_table(full.replace_schema_metadata(metadata), path, compression="snappy")
+    return FileWrite(
+        partition_path=partition_path,
+        file_id=file_id,
+        file_name=name,
+        num_writes=full.num_rows,
+        num_inserts=full.num_rows - num_updates,
+        num_updates=num_updates,
+        file_size=os.path.getsize(path),
+        prev_commit=prev_commit,
+    )
+
+
+def next_log_version(folder: str, file_id: str, base_instant: str) -> int:
+    """1 + the highest log version of (file group, base instant) in `folder`."""
+    versions = [
+        log.version
+        for name in list_names(folder)
+        if (log := parse_log_file(name, "")) and log.file_id == file_id and log.instant_time == base_instant
+    ]
+    return max(versions, default=0) + 1
+
+
+def write_log_blocks(
+    table_path: str,
+    config: TableConfig,
+    *,
+    partition_path: str,
+    file_id: str,
+    base_instant: str,
+    instant: str,
+    write_token: str,
+    upserts: pa.Table | None = None,
+    delete_keys: Sequence[str] = (),
+    delete_ordering: Sequence[pa.Array] = (),
+    partition_id: int = 0,
+    base_file: str | None = None,
+) -> FileWrite:
+    """Write a new log file holding an Avro data block and/or a delete block for `instant`."""
+    folder = join(table_path, partition_path)
+    os.makedirs(folder, exist_ok=True)
+    ensure_partition_metafile(table_path, partition_path, instant)
+    version = next_log_version(folder, file_id, base_instant)
+    name = log_file_name(file_id, base_instant, version, write_token)
+    blocks = []
+    written = 0
+    if upserts is not None and upserts.num_rows:
+        full = with_meta_columns(upserts, config, instant=instant, file_name=name, partition_id=partition_id)
+        schema = avro_record_schema(config, full.schema)
+        header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: json.dumps(schema)}
+        blocks.append(encode_avro_data_block(full, schema, header))
+        written += full.num_rows
+    if delete_keys:
+        n = len(delete_keys)
+        header = {HeaderKey.INSTANT_TIME: instant}
+        blocks.append(
+            encode_delete_block(
+                list(delete_keys),
+                [partition_path] * n,
+                list(delete_ordering),
+                header,
+            )
+        )
+    path = os.path.join(folder, name)
+    write_log_file(path, blocks)
+    return FileWrite(
+        partition_path=partition_path,
+        file_id=file_id,
+        file_name=name,
+        num_writes=written,
+        num_updates=written,
+        num_deletes=len(delete_keys),
+        file_size=os.path.getsize(path),
+        prev_commit=base_instant,
+        base_file=base_file,
+        log_version=version,
+    )
+
+
+def ensure_partition_metafile(table_path: str, partition_path: str, instant: str) -> None:
+    """Write `.hoodie_partition_metadata` in a partition that lacks one."""
+    folder = join(table_path, partition_path)
+    path = os.path.join(folder, PARTITION_METAFILE)
+    if os.path.exists(path):
+        return
+    depth = len(partition_path.split("/")) if partition_path else 0
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    text = f"#partition metadata\n#{stamp}\ncommitTime={instant}\npartitionDepth={depth}\n"
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)

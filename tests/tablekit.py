@@ -1,0 +1,111 @@
+"""Tiny Hudi tables for tests, written with the real format writer (`shim.write`).
+
+Each method performs one commit (or leaves it inflight) so a test reads like the history it builds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from shim.properties import TableConfig, TableType
+from shim.timeline.instant import Action
+from shim.write.clock import new_instant_time
+from shim.write.commit import CommitRecord, InstantFiles
+from shim.write.data_files import FileWrite, write_base_file, write_log_blocks
+from shim.write.table_init import TableSpec, create_table
+
+
+class TinyTable:
+    """A table under construction in a test's tmp_path."""
+
+    def __init__(
+        self,
+        path: Path,
+        schema: pa.Schema,
+        *,
+        mor: bool = True,
+        key: Sequence[str] = ("id",),
+        partition: Sequence[str] = (),
+        ordering: Sequence[str] = ("ts",),
+        hive_style: bool = True,
+        payload: str | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.path = path
+        self.schema = schema
+        spec = TableSpec(
+            name="tiny",
+            record_key_fields=tuple(key),
+            table_type=TableType.MERGE_ON_READ if mor else TableType.COPY_ON_WRITE,
+            partition_fields=tuple(partition),
+            ordering_fields=tuple(ordering),
+            hive_style_partitioning=hive_style,
+            payload_class=payload,
+            extra=extra or {},
+        )
+        self.config: TableConfig = create_table(str(path), spec, json.dumps(self._avro(schema)))
+        self.instants: list[str] = []
+
+    def _avro(self, schema: pa.Schema) -> dict:
+        return avro_record_schema_for("tiny", schema)
+
+    def _rows(self, rows: Sequence[dict] | pa.Table, schema: pa.Schema | None) -> pa.Table:
+        if isinstance(rows, pa.Table):
+            return rows
+        return pa.Table.from_pylist(list(rows), schema=schema or self.schema)
+
+    def _commit(self, writes: list[FileWrite], instant: str, action: Action, complete: bool,
+                schema: pa.Schema | None, operation: str = "UPSERT",
+                replaced: dict[str, tuple[str, ...]] | None = None) -> str:
+        files = InstantFiles(str(self.path), self.config, instant, action)
+        if complete:
+            extra = {"schema": json.dumps(self._avro(schema or self.schema))}
+            files.complete(CommitRecord(tuple(writes), operation, extra, replaced or {}))
+        self.instants.append(instant)
+        return instant
+
+    def _begin(self, action: Action) -> tuple[str, InstantFiles]:
+        instant = new_instant_time()
+        files = InstantFiles(str(self.path), self.config, instant, action)
+        files.request()
+        files.start(b"{}")
+        return instant, files
+
+    @property
+    def write_action(self) -> Action:
+        return Action.DELTA_COMMIT if self.config.is_mor else Action.COMMIT
+
+    def base(self, rows: Sequence[dict] | pa.Table, *, file_id: str = "fg1-0", partition: str = "",
+             complete: bool = True, schema: pa.Schema | None = None, action: Action | None = None,
+             replaced: dict[str, tuple[str, ...]] | None = None, operation: str = "UPSERT") -> str:
+        """One commit writing one base file."""
+        act = action or self.write_action
+        instant, _ = self._begin(act)
+        data = self._rows(rows, schema)
+        write = write_base_file(str(self.path), self.config, partition_path=partition, file_id=file_id,
+                                instant=instant, write_token="0-1-0", data=data)
+        return self._commit([write], instant, act, complete, schema or data.schema, operation, replaced)
+
+    def log(self, rows: Sequence[dict] | pa.Table | None = None, *, deletes: Sequence[str] = (),
+            delete_ordering: Sequence[pa.Array] = (), file_id: str = "fg1-0", partition: str = "",
+            base_instant: str | None = None, complete: bool = True, schema: pa.Schema | None = None) -> str:
+        """One deltacommit appending a log file (a data block and/or a delete block)."""
+        instant, _ = self._begin(Action.DELTA_COMMIT)
+        data = self._rows(rows, schema) if rows is not None else None
+        write = write_log_blocks(str(self.path), self.config, partition_path=partition, file_id=file_id,
+                                 base_instant=base_instant or instant, instant=instant, write_token="0-2-0",
+                                 upserts=data, delete_keys=deletes, delete_ordering=delete_ordering)
+        return self._commit([write], instant, Action.DELTA_COMMIT, complete,
+                            schema or (data.schema if data is not None else None))
+
+
+def avro_record_schema_for(name: str, schema: pa.Schema) -> dict:
+    """Avro writer schema (no meta columns) of a tiny table."""
+    from shim.avro import arrow_to_avro_schema
+
+    return arrow_to_avro_schema(schema, f"{name}_record", f"hoodie.{name}")
+
