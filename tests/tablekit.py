@@ -15,7 +15,7 @@ from shim.properties import TableConfig, TableType
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
-from shim.write.data_files import FileWrite, write_base_file, write_log_blocks
+from shim.write.data_files import FileWrite, avro_record_schema, write_base_file, write_log_blocks
 from shim.write.table_init import TableSpec, create_table
 
 
@@ -51,7 +51,7 @@ class TinyTable:
         self.instants: list[str] = []
 
     def _avro(self, schema: pa.Schema) -> dict:
-        return avro_record_schema_for("tiny", schema)
+        return avro_record_schema("tiny", schema)
 
     def _rows(self, rows: Sequence[dict] | pa.Table, schema: pa.Schema | None) -> pa.Table:
         if isinstance(rows, pa.Table):
@@ -101,11 +101,4 @@ class TinyTable:
                                  upserts=data, delete_keys=deletes, delete_ordering=delete_ordering)
         return self._commit([write], instant, Action.DELTA_COMMIT, complete,
                             schema or (data.schema if data is not None else None))
-
-
-def avro_record_schema_for(name: str, schema: pa.Schema) -> dict:
-    """Avro writer schema (no meta columns) of a tiny table."""
-    from shim.avro import arrow_to_avro_schema
-
-    return arrow_to_avro_schema(schema, f"{name}_record", f"hoodie.{name}")
 

@@ -43,7 +43,13 @@ def scan_parquet(
         list(paths), schema=file_schema, format=_PARQUET, filesystem=_LOCAL_FS
     )
     scanner = dataset.scanner(
-        columns=list(plan.read_columns), filter=pushdown, batch_size=batch_size, use_threads=True
+        columns=list(plan.read_columns),
+        filter=pushdown,
+        batch_size=batch_size,
+        use_threads=True,
+        # Enough read-ahead to keep both cores busy; more only holds more files in memory.
+        fragment_readahead=2,
+        batch_readahead=4,
     )
     try:
         for batch in scanner.to_batches():

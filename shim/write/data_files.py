@@ -110,9 +110,9 @@ def with_meta_columns(
     return pa.Table.from_arrays(meta + list(body.columns), names=list(META_COLUMNS) + body.column_names)
 
 
-def avro_record_schema(config: TableConfig, arrow_schema: pa.Schema) -> dict[str, object]:
-    """Avro schema Hudi names `<table>_record` in namespace `hoodie.<table>`."""
-    return arrow_to_avro_schema(arrow_schema, f"{config.name}_record", f"hoodie.{config.name}")
+def avro_record_schema(table_name: str, arrow_schema: pa.Schema) -> dict[str, object]:
+    """Avro schema of a table's records, named as Hudi names it (`hoodie.<table>.<table>_record`)."""
+    return arrow_to_avro_schema(arrow_schema, f"{table_name}_record", f"hoodie.{table_name}")
 
 
 def write_base_file(
@@ -136,7 +136,7 @@ def write_base_file(
     ensure_partition_metafile(table_path, partition_path, instant)
     keys = full.column("_hoodie_record_key")
     metadata = {
-        b"parquet.avro.schema": json.dumps(avro_record_schema(config, full.schema)).encode(),
+        b"parquet.avro.schema": json.dumps(avro_record_schema(config.name, full.schema)).encode(),
         b"writer.model.name": b"avro",
     }
     if full.num_rows:
@@ -194,7 +194,7 @@ def write_log_blocks(
     written = 0
     if upserts is not None and upserts.num_rows:
         full = with_meta_columns(upserts, config, instant=instant, file_name=name, partition_id=partition_id)
-        schema = avro_record_schema(config, full.schema)
+        schema = avro_record_schema(config.name, full.schema)
         header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: json.dumps(schema)}
         blocks.append(encode_avro_data_block(full, schema, header))
         written += full.num_rows
