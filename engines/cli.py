@@ -51,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="show properties, timeline and file slices")
     inspect.add_argument("path")
     inspect.add_argument("--as-of")
+    inspect.add_argument("--schemas", action="store_true",
+                         help="also print the schema history and how each file maps onto the table schema")
     inspect.set_defaults(run=_inspect)
 
     demo = commands.add_parser("demo", help="build a demo table and read it (the quick-start job)")
@@ -86,9 +88,12 @@ def _head(reader: pa.RecordBatchReader, limit: int) -> pa.Table:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from engines.inspect import describe_table
+    from engines.inspect import describe_schemas, describe_table
 
-    print(describe_table(shim.open_table(args.path), as_of=args.as_of), end="")
+    table = shim.open_table(args.path)
+    print(describe_table(table, as_of=args.as_of), end="")
+    if args.schemas:
+        print(describe_schemas(table, as_of=args.as_of), end="")
     return 0
 
 
