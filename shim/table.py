@@ -12,6 +12,7 @@ from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
 from shim.read.request import FilterLike, ScanMode, build_scan
 from shim.timeline.instant import Instant
+from shim.timeline.schemas import SchemaHistory
 from shim.timeline.timeline import Timeline
 
 __all__ = ["Table", "open_table"]
@@ -48,6 +49,7 @@ class Table:
         self.path = path
         self.config = config
         self._timeline = Timeline.load(path, config)
+        self._schema_history = SchemaHistory(path, self._timeline)
 
     def __repr__(self) -> str:
         return f"Table({self.path!r}, {self.config.table_type.value}, version {self.config.version})"
@@ -61,9 +63,15 @@ class Table:
         """The loaded timeline object."""
         return self._timeline
 
+    @property
+    def schema_history(self) -> SchemaHistory:
+        """Schema-on-read versions of the table (InternalSchema by instant)."""
+        return self._schema_history
+
     def refresh(self) -> None:
         """Reload the timeline to see commits completed since the table was opened."""
         self._timeline = Timeline.load(self.path, self.config)
+        self._schema_history = SchemaHistory(self.path, self._timeline)
 
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""

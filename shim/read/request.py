@@ -13,7 +13,7 @@ from shim.errors import ColumnNotFoundError, InvalidArgumentError
 from shim.filters import Expr, FilterLike, bind, evaluate_on_partition, referenced_columns, to_expr
 from shim.plan.partitions import list_partitions, partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
-from shim.plan.table_schema import META_COLUMNS, META_SCHEMA
+from shim.plan.table_schema import META_COLUMNS
 from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import TableSchemas, table_schemas_as_of
@@ -93,7 +93,7 @@ def build_scan(
             check_time_travel(timeline, requested)
         read_instant = timeline.resolve_as_of(requested)
     schemas = table_schemas_as_of(table, read_instant)
-    full_schema = pa.schema(list(META_SCHEMA) + list(schemas.data_schema))
+    full_schema = schemas.full_schema
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
     bound = bind(expr, full_schema) if (expr := to_expr(row_filter)) is not None else None
     merging = scan_mode == "snapshot" and table.config.is_mor
@@ -130,8 +130,8 @@ def _output_schema(
     full_schema: pa.Schema, data_schema: pa.Schema, columns: Sequence[str] | None, include_meta: bool
 ) -> pa.Schema:
     if columns is None:
-        fields = (list(META_SCHEMA) if include_meta else []) + list(data_schema)
-        return pa.schema(fields)
+        meta = [f for f in full_schema if f.name in META_COLUMNS] if include_meta else []
+        return pa.schema(meta + list(data_schema))
     if isinstance(columns, str):
         raise InvalidArgumentError("columns must be a list of names, not a string")
     missing = [c for c in columns if full_schema.get_field_index(c) < 0]

@@ -8,10 +8,19 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from shim.errors import InvalidTableError
-from shim.plan.table_schema import META_SCHEMA, OPERATION_COLUMN, avro_schema_as_of, data_schema_from_avro, strip_meta
+from shim.plan.table_schema import avro_schema_as_of, strip_meta
 from shim.read.base_files import read_file_schema
 from shim.read.plan import SchemaResolver
-from shim.read.resolvers import NameMatchingResolver
+from shim.read.resolvers import IdResolver, NameMatchingResolver
+from shim.schema import (
+    META_FIELD_NAMES,
+    META_FIELDS,
+    InternalSchema,
+    RecordType,
+    internal_from_arrow,
+    internal_from_avro,
+    internal_to_arrow,
+)
 
 if TYPE_CHECKING:
     from shim.table import Table
@@ -19,22 +28,54 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class TableSchemas:
-    """Schemas of one read: data columns in table order, and per-file plans onto them."""
+    """Schemas of one read.
 
+    Attributes:
+        internal: the table's InternalSchema at the read instant, meta columns included.
+        full_schema: `internal` as Arrow (meta columns first; column ids in field metadata).
+        data_schema: `full_schema` without meta columns.
+        resolver: per-file plans onto `internal`.
+        schema_on_read: whether files are matched by column id.
+    """
+
+    internal: InternalSchema
+    full_schema: pa.Schema
     data_schema: pa.Schema
     resolver: SchemaResolver
+    schema_on_read: bool
 
 
 def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
-    """Schema of the table as of the read instant (the newest commit's writer schema)."""
-    timeline = table.active_timeline
-    avro = avro_schema_as_of(timeline, table.config, read_instant)
-    if avro is not None:
-        data_schema = data_schema_from_avro(avro, f"{table.path} as of {read_instant or 'its creation'}")
+    """Schema of the table as of the read instant.
+
+    Schema-on-read tables use the InternalSchema of the newest commit (ids, renames, drops);
+    other tables use the newest commit's Avro writer schema, ids assigned as Hudi assigns them.
+    """
+    history = table.schema_history
+    internal = history.table_schema(read_instant)
+    if internal is not None:
+        internal = _with_meta(internal)
+        resolver: SchemaResolver = IdResolver(internal, history.schema_of_instant)
+        on_read = True
     else:
-        data_schema = _schema_from_any_base_file(table, read_instant)
-    full = pa.schema(list(META_SCHEMA) + [pa.field(OPERATION_COLUMN, pa.string())] + list(data_schema))
-    return TableSchemas(data_schema, NameMatchingResolver(full))
+        avro = avro_schema_as_of(table.active_timeline, table.config, read_instant)
+        if avro is not None:
+            internal = internal_from_avro(avro, add_meta=True)
+        else:
+            internal = _with_meta(internal_from_arrow(_schema_from_any_base_file(table, read_instant)))
+        resolver = NameMatchingResolver(internal)
+        on_read = False
+    full = internal_to_arrow(internal)
+    return TableSchemas(internal, full, strip_meta(full), resolver, on_read)
+
+
+def _with_meta(internal: InternalSchema) -> InternalSchema:
+    """`internal` with Hudi's meta columns (ids 0-4) in front, when it lacks them and the ids are free."""
+    names = set(internal.field_names())
+    if names & set(META_FIELD_NAMES) or internal.find_field(0) is not None:
+        return internal
+    record = RecordType(tuple(META_FIELDS) + internal.record.fields, internal.record.name)
+    return InternalSchema(record, internal.version_id, internal.max_column_id)
 
 
 def _schema_from_any_base_file(table: Table, read_instant: str | None) -> pa.Schema:
@@ -47,7 +88,7 @@ def _schema_from_any_base_file(table: Table, read_instant: str | None) -> pa.Sch
     for file_slice in file_slices_as_of(table.path, partitions, table.active_timeline, read_instant):
         path = file_slice.base_path(table.path)
         if path is not None:
-            return strip_meta(read_file_schema(path))
+            return read_file_schema(path)
     raise InvalidTableError(
         f"{table.path}: no schema in commit metadata, no create schema and no base file to read one from",
         path=table.path,

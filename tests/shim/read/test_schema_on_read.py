@@ -1,0 +1,127 @@
+"""Schema-on-read: every file read with its own instant's schema, reconciled by column id."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+
+import pyarrow as pa
+import pytest
+
+import shim
+from tests.tablekit import EvolvingTable, add, drop, move, rename, retype
+
+SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("f1", pa.string()), ("f2", pa.int32())])
+
+
+def read(table, **kwargs) -> list[dict]:
+    return sorted(shim.open_table(table.path).read(**kwargs).to_pylist(), key=lambda r: r["id"])
+
+
+@pytest.fixture(params=[True, False], ids=["mor", "cow"])
+def table(request, tmp_path) -> EvolvingTable:
+    return EvolvingTable(tmp_path / "t", SCHEMA, mor=request.param)
+
+
+def test_rename_reads_old_files_under_the_new_name(table):
+    table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}])
+    table.alter(rename("f1", "name"))
+    table.base([{"id": "b", "ts": 1, "name": "y", "f2": 2}], file_id="fg2-0")
+    assert read(table) == [{"id": "a", "ts": 1, "name": "x", "f2": 1}, {"id": "b", "ts": 1, "name": "y", "f2": 2}]
+
+
+def test_dropped_then_readded_column_does_not_resurrect_old_values(table):
+    table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 7}])
+    table.alter(drop("f2"))
+    table.alter(add("f2", "string"))
+    table.base([{"id": "b", "ts": 1, "f1": "y", "f2": "new"}], file_id="fg2-0")
+    assert read(table, columns=["id", "f2"]) == [{"id": "a", "f2": None}, {"id": "b", "f2": "new"}]
+    assert shim.open_table(table.path).schema().field("f2").type == pa.string()
+
+
+def test_added_column_reads_null_in_old_files_and_reorder_follows_the_table(table):
+    table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}])
+    table.alter(add("price", "decimal(10, 2)", after="id"))
+    table.alter(move("f1", "f2"))
+    t = shim.open_table(table.path)
+    assert t.schema().names == ["id", "price", "ts", "f2", "f1"]
+    assert read(table) == [{"id": "a", "price": None, "ts": 1, "f2": 1, "f1": "x"}]
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("long", 7),
+        ("double", 7.0),
+        ("string", "7"),
+        ("decimal(10, 2)", decimal.Decimal("7.00")),
+    ],
+)
+def test_widened_int_column_reads_old_values_cast(tmp_path, token, expected):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)
+    table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 7}])
+    table.alter(retype("f2", token))
+    assert read(table, columns=["id", "f2"]) == [{"id": "a", "f2": expected}]
+
+
+def test_string_to_date_change_parses_old_strings(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)
+    table.base([{"id": "a", "ts": 1, "f1": "2024-02-29", "f2": 1}])
+    table.alter(retype("f1", "date"))
+    assert read(table, columns=["id", "f1"]) == [{"id": "a", "f1": datetime.date(2024, 2, 29)}]
+
+
+def test_forbidden_type_change_is_an_error_naming_column_and_types(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)
+    table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}])
+    table.alter(retype("f1", "int"))  # string -> int is not a change Hudi allows
+    with pytest.raises(shim.SchemaEvolutionError) as info:
+        shim.open_table(table.path).read()
+    message = str(info.value)
+    assert "f1" in message and "string" in message and "int" in message
+
+
+def test_mor_log_blocks_are_read_with_their_own_schema(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA, partition=["f1"])
+    base = table.base([{"id": "a", "ts": 1, "f1": "p", "f2": 1}, {"id": "b", "ts": 1, "f1": "p", "f2": 2}],
+                      partition="f1=p")
+    table.log([{"id": "a", "ts": 2, "f1": "p", "f2": 10}], partition="f1=p", base_instant=base)
+    table.alter(rename("f2", "amount"))
+    table.alter(retype("amount", "long"))
+    table.log([{"id": "b", "ts": 3, "f1": "p", "amount": 20}], partition="f1=p", base_instant=base)
+    table.log(deletes=["a"], partition="f1=p", base_instant=base, schema=table.schema)
+    assert read(table) == [{"id": "b", "ts": 3, "f1": "p", "amount": 20}]
+    assert read(table, mode="read_optimized", columns=["id", "amount"]) == [
+        {"id": "a", "amount": 1}, {"id": "b", "amount": 2}]
+
+
+def test_time_travel_uses_the_schema_as_of_that_instant(table):
+    first = table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}])
+    table.alter(rename("f1", "name"))
+    t = shim.open_table(table.path)
+    assert t.schema(as_of=first).names == ["id", "ts", "f1", "f2"]
+    assert t.read(as_of=first).to_pylist() == [{"id": "a", "ts": 1, "f1": "x", "f2": 1}]
+    assert t.schema().names == ["id", "ts", "name", "f2"]
+
+
+def test_incremental_after_evolution(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)
+    first = table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}])
+    table.alter(rename("f1", "name"))
+    table.log([{"id": "b", "ts": 1, "name": "y", "f2": 2}], base_instant=first)
+    rows = shim.open_table(table.path).incremental(first).to_pylist()
+    assert rows == [{"id": "b", "ts": 1, "name": "y", "f2": 2}]
+
+
+def test_inflight_write_with_a_new_schema_is_invisible(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)
+    base = table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}])
+    table.log([{"id": "a", "ts": 2, "f1": "z", "f2": 9}], base_instant=base, complete=False)
+    assert read(table) == [{"id": "a", "ts": 1, "f1": "x", "f2": 1}]
+
+
+def test_filter_on_renamed_column_uses_the_new_name(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)
+    table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}, {"id": "b", "ts": 1, "f1": "y", "f2": 2}])
+    table.alter(rename("f1", "name"))
+    assert read(table, columns=["id"], filter="name = 'y'") == [{"id": "b"}]
