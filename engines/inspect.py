@@ -15,7 +15,8 @@ def describe_table(table: Table, as_of: str | None = None) -> str:
             value = value[:97] + "..."
         lines.append(f"  {key} = {value}")
     lines += ["", "timeline:"]
-    for instant in table.timeline():
+    latest = {i.requested_time: i for i in table.timeline()}  # the most advanced state of each
+    for instant in latest.values():
         done = f" -> {instant.completion_time}" if instant.completion_time else ""
         lines.append(f"  {instant.requested_time}{done}  {instant.action.value:<14} {instant.state.value}")
     slices = table.file_slices(as_of=as_of)
@@ -28,3 +29,34 @@ def describe_table(table: Table, as_of: str | None = None) -> str:
         for log in file_slice.log_files:
             lines.append(f"    log:  {log.name} ({log.size} bytes)")
     return "\n".join(lines) + "\n"
+
+
+def describe_schemas(table: Table, as_of: str | None = None) -> str:
+    """Schema history (schema-on-read versions) and how every file maps onto the table schema."""
+    lines = ["", "table schema" + (f" as of {as_of}" if as_of else "") + ":"]
+    for field in table.schema(as_of=as_of):
+        lines.append(f"  {_field_id(field):>4}  {field.name}: {field.type}")
+    history = table.schema_history.history()
+    lines += ["", f"schema history ({len(history)} version{'s' if len(history) != 1 else ''}):"]
+    if not history:
+        lines.append("  (none: files are matched to the table schema by name)")
+    for schema in history:
+        columns = ", ".join(f"{f.id}:{f.name} {f.type}" for f in schema.record.fields if f.id > 4)
+        lines.append(f"  version {schema.version_id}: {columns}")
+    views = table.file_schemas(as_of=as_of)
+    lines += ["", f"file schemas ({len(views)}):"]
+    for view in views:
+        where = f"{view.path}@{view.block_offset}" if view.block_offset is not None else view.path
+        version = f"schema version {view.schema_version}" if view.schema_version is not None else "by name"
+        lines.append(f"  {view.kind} {where}  instant {view.instant}  {version}")
+        for m in view.columns:
+            if m.action == "read":
+                continue
+            source = f"{m.file_column} ({m.file_type})" if m.file_column else "-"
+            lines.append(f"    {m.table_column} <- {source}: {m.action}")
+    return "\n".join(lines) + "\n"
+
+
+def _field_id(field: object) -> str:
+    metadata = getattr(field, "metadata", None) or {}
+    return metadata.get(b"PARQUET:field_id", b"?").decode()

@@ -25,6 +25,7 @@ from shim.errors import (
 )
 
 if TYPE_CHECKING:
+    from shim.read.file_schemas import ColumnMapping, FileSchema
     from shim.table import Table, open_table
 
 __version__ = "0.1.0"
@@ -36,13 +37,19 @@ def __getattr__(name: str) -> object:
         from shim import table
 
         return getattr(table, name)
+    if name in ("FileSchema", "ColumnMapping"):
+        from shim.read import file_schemas
+
+        return getattr(file_schemas, name)
     raise AttributeError(f"module 'shim' has no attribute {name!r}")
 
 
 __all__ = [
+    "ColumnMapping",
     "ColumnNotFoundError",
     "ConcurrentWriteError",
     "CorruptFileError",
+    "FileSchema",
     "HudiShimError",
     "InstantNotFoundError",
     "InvalidArgumentError",

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from shim import storage
 from shim.errors import TableNotFoundError
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
+from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.request import FilterLike, ScanMode, build_scan
 from shim.timeline.instant import Instant
 from shim.timeline.schemas import SchemaHistory
@@ -81,15 +83,23 @@ class Table:
         """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""
         return build_scan(self, mode=mode, as_of=as_of).slices
 
+    def file_schemas(self, as_of: str | None = None, mode: ScanMode = "snapshot") -> list[FileSchema]:
+        """For every base file and log data block a scan reads: the instant that wrote it, its
+        schema version, and how each table column maps onto its columns (the name-mapped view)."""
+        return file_schemas(build_scan(self, mode=mode, as_of=as_of))
+
     def schema(self, as_of: str | None = None) -> pa.Schema:
-        """Data columns (no meta columns) in table order, as of `as_of` (default: latest)."""
+        """Data columns (no meta columns) in table order, as of `as_of` (default: latest).
+
+        Each field carries its column id in its metadata (`PARQUET:field_id`), nested fields too.
+        """
         return build_scan(self, as_of=as_of, plan_files=False).data_schema
 
     def scan(
         self,
         mode: ScanMode = "snapshot",
         columns: Sequence[str] | None = None,
-        filter: FilterLike = None,
+        filter: FilterLike | pc.Expression = None,
         as_of: str | None = None,
         include_meta: bool = False,
     ) -> pa.RecordBatchReader:
@@ -98,8 +108,9 @@ class Table:
         Args:
             mode: "snapshot" merges log files onto base files; "read_optimized" reads base files only.
             columns: columns to return, in this order (default: all data columns in table order).
-            filter: a SQL-like string (`"city = 'sf' AND fare > 10"`), an `Expr`, or
-                `[(column, op, value), ...]` meaning their conjunction.
+            filter: a SQL-like string (`"city = 'sf' AND fare > 10"`), an `Expr`,
+                `[(column, op, value), ...]` meaning their conjunction, or a
+                `pyarrow.compute.Expression` (as engines push them down).
             as_of: read the table as of this instant (`yyyyMMddHHmmssSSS`, `yyyy-MM-dd[ HH:mm:ss]`).
             include_meta: prepend Hudi's meta columns when `columns` is not given.
         """
@@ -111,7 +122,7 @@ class Table:
         self,
         mode: ScanMode = "snapshot",
         columns: Sequence[str] | None = None,
-        filter: FilterLike = None,
+        filter: FilterLike | pc.Expression = None,
         as_of: str | None = None,
         include_meta: bool = False,
     ) -> pa.Table:

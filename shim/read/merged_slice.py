@@ -19,7 +19,6 @@ from shim.read.log_blocks import visible_blocks
 from shim.read.log_records import read_slice_log
 from shim.read.merge import BaseMerger, resolve_winners
 from shim.read.merge_keys import RECORD_KEY, MergeMode, MergeSpec
-from shim.read.pushdown import pushdown_for_plan
 
 if TYPE_CHECKING:
     from shim.read.request import PlannedScan
@@ -77,7 +76,7 @@ def _base_pushdown(
     """
     if scan.row_filter is None or spec.key_fields or passthrough.get(RECORD_KEY) != RECORD_KEY:
         return None
-    filtered = pushdown_for_plan(scan.row_filter, passthrough)
+    filtered = scan.row_filter.pushdown(passthrough, scan.read_schema)
     if filtered is None:
         return None
     log_keys = merger.winners.keys

@@ -10,11 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim.errors import ColumnNotFoundError, InvalidArgumentError
-from shim.filters import Expr, FilterLike, bind, evaluate_on_partition, referenced_columns, to_expr
+from shim.filters import FilterLike, to_expr
 from shim.plan.partitions import list_partitions, partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.merge_keys import MergeSpec, merge_spec_for
+from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import TableSchemas, table_schemas_as_of
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window
@@ -38,7 +39,7 @@ class PlannedScan:
     schemas: TableSchemas
     output_schema: pa.Schema
     read_schema: pa.Schema
-    row_filter: Expr | None
+    row_filter: RowFilter | None
     merge: MergeSpec | None
     slices: list[FileSlice]
     commit_filter: pc.Expression | None
@@ -71,7 +72,7 @@ def build_scan(
     *,
     mode: str = "snapshot",
     columns: Sequence[str] | None = None,
-    row_filter: FilterLike = None,
+    row_filter: FilterLike | pc.Expression = None,
     as_of: str | None = None,
     include_meta: bool = False,
     commit_range: tuple[str, str | None] | None = None,
@@ -95,10 +96,10 @@ def build_scan(
     schemas = table_schemas_as_of(table, read_instant)
     full_schema = schemas.full_schema
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
-    bound = bind(expr, full_schema) if (expr := to_expr(row_filter)) is not None else None
+    bound = _bind_filter(row_filter, full_schema)
     merging = scan_mode == "snapshot" and table.config.is_mor
     merge = merge_spec_for(table.config, full_schema) if merging else None
-    needed = set(output_schema.names) | (referenced_columns(bound) if bound is not None else set())
+    needed = set(output_schema.names) | (set(bound.columns) if bound is not None else set())
     if commit_filter is not None:
         needed.add(COMMIT_TIME)
     if merge is not None:
@@ -146,20 +147,22 @@ def _output_schema(
     return pa.schema([full_schema.field(c) for c in columns])
 
 
-def _pruned_partitions(table: Table, data_schema: pa.Schema, row_filter: Expr | None) -> list[str]:
+def _bind_filter(row_filter: FilterLike | pc.Expression, schema: pa.Schema) -> RowFilter | None:
+    if isinstance(row_filter, pc.Expression):
+        return RowFilter.bind(row_filter, schema)
+    expr = to_expr(row_filter)
+    return RowFilter.bind(expr, schema) if expr is not None else None
+
+
+def _pruned_partitions(table: Table, data_schema: pa.Schema, row_filter: RowFilter | None) -> list[str]:
     partitions = list_partitions(table.path, table.config)
     if row_filter is None or not table.config.is_partitioned:
         return partitions
-    kept = []
+    values = []
     for partition in partitions:
         raw = partition_values(partition, table.config)
-        if raw is None:
-            kept.append(partition)
-            continue
-        values = _typed_values(raw, data_schema)
-        if evaluate_on_partition(row_filter, values):
-            kept.append(partition)
-    return kept
+        values.append(None if raw is None else _typed_values(raw, data_schema))
+    return row_filter.partitions_to_read(partitions, values, data_schema)
 
 
 def _typed_values(raw: dict[str, str | None], data_schema: pa.Schema) -> dict[str, object]:

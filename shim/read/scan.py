@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shim.filters import Expr, to_arrow_expression
 from shim.plan.slices import FileSlice
 from shim.read.base_files import read_file_schema, scan_parquet
 from shim.read.executor import Producer, run_parallel
 from shim.read.plan import SchemaResolver
-from shim.read.pushdown import pushdown_for_plan
+from shim.read.row_filter import RowFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +34,7 @@ class ScanContext:
     read_schema: pa.Schema
     output_schema: pa.Schema
     resolver: SchemaResolver
-    row_filter: Expr | None = None
+    row_filter: RowFilter | None = None
     slice_reader: Callable[[FileSlice], Iterator[pa.RecordBatch]] | None = None
     extra_filter: pc.Expression | None = field(default=None)
 
@@ -68,7 +67,7 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
             columns=context.read_schema.names,
             path=first,
         )
-        pushdown = pushdown_for_plan(context.row_filter, plan.passthrough)
+        pushdown = context.row_filter.pushdown(plan.passthrough, context.read_schema) if context.row_filter else None
         yield from scan_parquet([p for p in paths if p], file_schema, plan, pushdown)
 
     return produce
@@ -83,7 +82,7 @@ def _merge_producer(context: ScanContext, file_slice: FileSlice) -> Producer[pa.
 
 
 def _finish(context: ScanContext, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    expression = to_arrow_expression(context.row_filter) if context.row_filter is not None else None
+    expression = context.row_filter.expression if context.row_filter is not None else None
     if context.extra_filter is not None:
         expression = context.extra_filter if expression is None else expression & context.extra_filter
     names = context.output_schema.names

@@ -125,3 +125,25 @@ def test_filter_on_renamed_column_uses_the_new_name(tmp_path):
     table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}, {"id": "b", "ts": 1, "f1": "y", "f2": 2}])
     table.alter(rename("f1", "name"))
     assert read(table, columns=["id"], filter="name = 'y'") == [{"id": "b"}]
+
+
+def test_file_schemas_publish_each_files_mapping(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)
+    first = table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 7}])
+    table.alter(rename("f1", "name"))
+    table.alter(drop("f2"))
+    table.alter(add("f2", "long"))
+    second = table.log([{"id": "a", "ts": 2, "name": "y", "f2": 8}], base_instant=first)
+    views = shim.open_table(table.path).file_schemas()
+    base, block = views
+    assert (base.kind, base.instant, base.block_offset) == ("base_file", first, None)
+    assert (block.kind, block.instant) == ("log_block", second) and block.block_offset == 0
+    assert base.schema_version == int(first) and block.schema_version > base.schema_version
+    by_column = {m.table_column: m for m in base.columns}
+    assert [m.table_column for m in base.columns] == ["id", "ts", "name", "f2"]
+    assert (by_column["name"].file_column, by_column["name"].action) == ("f1", "rename")
+    assert (by_column["f2"].file_column, by_column["f2"].action) == (None, "null")
+    assert by_column["id"].action == "read" and by_column["id"].column_id == 5
+    assert {m.table_column: m.action for m in block.columns}["f2"] == "read"
+    ro = shim.open_table(table.path).file_schemas(mode="read_optimized")
+    assert [v.kind for v in ro] == ["base_file"]

@@ -122,3 +122,23 @@ def test_filter_and_projection_apply_after_the_merge(event_time):
     result = shim.open_table(event_time.path).read(columns=["id"], filter="v = 'keep'")
     assert result.column_names == ["id"]
     assert result.column("id").to_pylist() == ["b"]
+
+
+def test_arrow_expression_filter_prunes_partitions_and_filters_after_merge(tmp_path):
+    import pyarrow.compute as pc
+
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("v", pa.int64())])
+    table = TinyTable(tmp_path / "t", schema, partition=["city"])
+    sf = table.base([{"id": "a", "ts": 1, "city": "sf", "v": 1}, {"id": "b", "ts": 1, "city": "sf", "v": 5}],
+                    file_id="sf-0", partition="city=sf")
+    table.base([{"id": "c", "ts": 1, "city": "ny", "v": 9}], file_id="ny-0", partition="city=ny")
+    table.log([{"id": "a", "ts": 2, "city": "sf", "v": 7}], file_id="sf-0", partition="city=sf", base_instant=sf)
+    t = shim.open_table(table.path)
+    expression = (pc.field("city") == "sf") & (pc.field("v") > 4)
+    assert sorted(t.read(filter=expression, columns=["id", "v"]).to_pylist(), key=lambda r: r["id"]) == [
+        {"id": "a", "v": 7}, {"id": "b", "v": 5}]
+    from shim.read.request import build_scan
+
+    assert [s.partition_path for s in build_scan(t, row_filter=expression).slices] == ["city=sf"]
+    with pytest.raises(shim.InvalidFilterError):
+        t.read(filter=pc.field("nope") > 1)

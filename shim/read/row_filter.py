@@ -1,0 +1,116 @@
+"""A scan's row filter, bound to the table: evaluated exactly after merging, used to prune
+partitions and pushed into Parquet reads where that is exact.
+
+Filters come as shim expressions (parsed text, `Expr`, tuples) or as `pyarrow.compute.Expression`
+(what DuckDB pushes down). For the latter the referenced columns are found by binding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import reduce
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+
+from shim.errors import InvalidFilterError
+from shim.filters import Expr, bind, conjuncts, evaluate_on_partition, referenced_columns, to_arrow_expression
+
+_PRUNING_FS = pafs.LocalFileSystem()
+
+
+@dataclass(frozen=True, slots=True)
+class RowFilter:
+    """A filter bound to the table's full schema.
+
+    Attributes:
+        expression: what rows must satisfy (SQL semantics: null is not true).
+        expr: the shim expression it came from, when it did.
+        columns: top-level columns it references.
+    """
+
+    expression: pc.Expression
+    expr: Expr | None
+    columns: frozenset[str]
+
+    @classmethod
+    def bind(cls, value: Expr | pc.Expression, schema: pa.Schema) -> RowFilter:
+        """Check the filter against `schema` (columns exist, literals fit their types)."""
+        if isinstance(value, pc.Expression):
+            return cls(value, None, frozenset(_referenced_by_binding(value, schema)))
+        bound = bind(value, schema)
+        return cls(to_arrow_expression(bound), bound, frozenset(referenced_columns(bound)))
+
+    def pushdown(self, passthrough: Mapping[str, str], schema: pa.Schema) -> pc.Expression | None:
+        """The part of the filter that holds on a file's own values (columns read unchanged).
+
+        Args:
+            passthrough: query column -> file column, for columns the file plan copies unchanged.
+            schema: the query types of those columns.
+        """
+        exact = {query for query, source in passthrough.items() if query == source}
+        if self.expr is not None:
+            pushed = [c for c in conjuncts(self.expr) if referenced_columns(c) <= exact]
+            return reduce(lambda a, b: a & b, (to_arrow_expression(c) for c in pushed)) if pushed else None
+        return self.expression if self.columns <= exact else None
+
+    def partitions_to_read(
+        self, partitions: Sequence[str], values: Sequence[Mapping[str, object] | None], schema: pa.Schema
+    ) -> list[str]:
+        """The partitions that may hold matching rows, given each one's typed column values
+        (None: values unknown, always read)."""
+        if self.expr is not None:
+            return [p for p, v in zip(partitions, values) if v is None or evaluate_on_partition(self.expr, v)]
+        return _prune_with_arrow(self.expression, partitions, values, schema)
+
+
+def _referenced_by_binding(expression: pc.Expression, schema: pa.Schema) -> set[str]:
+    """Top-level columns an Arrow expression needs: the smallest set it binds against."""
+    empty = schema.empty_table()
+    try:
+        empty.filter(expression)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError) as exc:
+        raise InvalidFilterError(f"filter {expression} does not fit the table: {exc}") from exc
+    needed = set(schema.names)
+    for name in schema.names:
+        trial = [n for n in needed if n != name]
+        try:
+            empty.select(trial).filter(expression)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError):
+            continue
+        needed.discard(name)
+    return needed
+
+
+def _prune_with_arrow(
+    expression: pc.Expression,
+    partitions: Sequence[str],
+    values: Sequence[Mapping[str, object] | None],
+    schema: pa.Schema,
+) -> list[str]:
+    """Arrow's own partition-expression simplification decides (files are never opened)."""
+    kept = [p for p, v in zip(partitions, values) if v is None]
+    known = [(p, v) for p, v in zip(partitions, values) if v is not None]
+    if not known:
+        return kept
+    guarantees = [_guarantee(v) for _, v in known]
+    fake = ds.FileSystemDataset.from_paths(
+        [f"/{i}" for i in range(len(known))], schema=schema, format=ds.ParquetFileFormat(),
+        filesystem=_PRUNING_FS, partitions=guarantees,
+    )
+    try:
+        chosen = {fragment.path for fragment in fake.get_fragments(filter=expression)}
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return list(partitions)
+    kept += [p for i, (p, _) in enumerate(known) if f"/{i}" in chosen]
+    order = {p: i for i, p in enumerate(partitions)}
+    return sorted(kept, key=order.__getitem__)
+
+
+def _guarantee(values: Mapping[str, object]) -> pc.Expression:
+    terms = [pc.field(name).is_null() if value is None else pc.field(name) == pc.scalar(value)
+             for name, value in values.items()]
+    return reduce(lambda a, b: a & b, terms) if terms else pc.scalar(True)
