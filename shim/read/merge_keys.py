@@ -8,6 +8,7 @@ id, else the presence of an ordering field.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -149,16 +150,27 @@ def merge_properties(config: TableConfig) -> dict[str, str]:
     return props
 
 
-def merge_spec_for(config: TableConfig, full_schema: pa.Schema) -> MergeSpec:
-    """Merge rules for a table whose columns (meta + data) are `full_schema`."""
+def merge_spec_for(
+    config: TableConfig, full_schema: pa.Schema, current_name: Callable[[str], str | None] = lambda n: n
+) -> MergeSpec:
+    """Merge rules for a table whose columns (meta + data) are `full_schema`.
+
+    `current_name` maps a field named in the table config to its name now (fields are found by id
+    after a rename).
+    """
     mode = check_mergeable(config)
-    key_fields = () if config.populate_meta_fields else config.record_key_fields
-    missing = [f for f in key_fields if full_schema.get_field_index(f) < 0]
-    if missing:
-        raise InvalidTableError(f"{config.path}: record key field {missing[0]!r} is not a table column",
-                                path=config.path, column=missing[0])
+    key_fields: tuple[str, ...] = ()
+    if not config.populate_meta_fields:
+        names = [current_name(f) for f in config.record_key_fields]
+        missing = [f for f, n in zip(config.record_key_fields, names) if n is None or full_schema.get_field_index(n) < 0]
+        if missing:
+            raise InvalidTableError(f"{config.path}: record key field {missing[0]!r} is not a table column",
+                                    path=config.path, column=missing[0])
+        key_fields = tuple(n for n in names if n is not None)
     is_deleted = IS_DELETED_COLUMN if full_schema.get_field_index(IS_DELETED_COLUMN) >= 0 else None
-    ordering = tuple(f for f in config.ordering_fields if full_schema.get_field_index(f) >= 0)
+    ordering = tuple(
+        n for f in config.ordering_fields if (n := current_name(f)) is not None and full_schema.get_field_index(n) >= 0
+    )
     if mode is MergeMode.EVENT_TIME_ORDERING and not ordering:
         mode = MergeMode.COMMIT_TIME_ORDERING
     props = merge_properties(config)

@@ -98,7 +98,7 @@ def build_scan(
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
     bound = _bind_filter(row_filter, full_schema)
     merging = scan_mode == "snapshot" and table.config.is_mor
-    merge = merge_spec_for(table.config, full_schema) if merging else None
+    merge = merge_spec_for(table.config, full_schema, schemas.current_name) if merging else None
     needed = set(output_schema.names) | (set(bound.columns) if bound is not None else set())
     if commit_filter is not None:
         needed.add(COMMIT_TIME)

@@ -10,6 +10,7 @@ import pyarrow as pa
 from shim.errors import InvalidTableError
 from shim.plan.table_schema import avro_schema_as_of, strip_meta
 from shim.read.base_files import read_file_schema
+from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import SchemaResolver
 from shim.read.resolvers import IdResolver, NameMatchingResolver
 from shim.schema import (
@@ -43,6 +44,18 @@ class TableSchemas:
     data_schema: pa.Schema
     resolver: SchemaResolver
     schema_on_read: bool
+    history: tuple[InternalSchema, ...] = ()
+
+    def current_name(self, name: str) -> str | None:
+        """The column's name now, found by id when it was renamed (key and ordering fields are
+        recorded by name in the table config)."""
+        if self.internal.find_field_by_name(name) is not None:
+            return name
+        for old in self.history:
+            field = old.find_field_by_name(name)
+            if field is not None:
+                return self.internal.find_full_name(field.id)
+        return None
 
 
 def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
@@ -66,7 +79,10 @@ def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
         resolver = NameMatchingResolver(internal)
         on_read = False
     full = internal_to_arrow(internal)
-    return TableSchemas(internal, full, strip_meta(full), resolver, on_read)
+    if table.config.drop_partition_columns and table.config.is_partitioned:
+        resolver = PartitionFillingResolver(resolver, table.path, table.config, full)
+    versions = tuple(history.history()) if on_read else ()
+    return TableSchemas(internal, full, strip_meta(full), resolver, on_read, versions)
 
 
 def _with_meta(internal: InternalSchema) -> InternalSchema:

@@ -106,7 +106,10 @@ def with_meta_columns(
         partitions,
         pa.array([file_name] * n, pa.string()),
     ]
-    body = data.drop_columns([c for c in META_COLUMNS if c in data.column_names])
+    dropped = [c for c in META_COLUMNS if c in data.column_names]
+    if config.drop_partition_columns:
+        dropped += [c for c in config.partition_fields if c in data.column_names]
+    body = data.drop_columns(dropped)
     return pa.Table.from_arrays(meta + list(body.columns), names=list(META_COLUMNS) + body.column_names)
 
 

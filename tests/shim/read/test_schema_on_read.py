@@ -147,3 +147,11 @@ def test_file_schemas_publish_each_files_mapping(tmp_path):
     assert {m.table_column: m.action for m in block.columns}["f2"] == "read"
     ro = shim.open_table(table.path).file_schemas(mode="read_optimized")
     assert [v.kind for v in ro] == ["base_file"]
+
+
+def test_renamed_ordering_field_is_still_the_ordering_field(tmp_path):
+    table = EvolvingTable(tmp_path / "t", SCHEMA)  # ordering field "ts" (event-time merge)
+    base = table.base([{"id": "a", "ts": 5, "f1": "base", "f2": 1}])
+    table.alter(rename("ts", "event_time"))
+    table.log([{"id": "a", "event_time": 3, "f1": "older", "f2": 2}], base_instant=base)
+    assert read(table, columns=["id", "event_time", "f1"]) == [{"id": "a", "event_time": 5, "f1": "base"}]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.parquet
 import pytest
 
 import shim
@@ -142,3 +143,16 @@ def test_arrow_expression_filter_prunes_partitions_and_filters_after_merge(tmp_p
     assert [s.partition_path for s in build_scan(t, row_filter=expression).slices] == ["city=sf"]
     with pytest.raises(shim.InvalidFilterError):
         t.read(filter=pc.field("nope") > 1)
+
+
+def test_dropped_partition_columns_are_recovered_from_the_path(tmp_path):
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("year", pa.int32())])
+    table = TinyTable(tmp_path / "t", schema, partition=["year"],
+                      extra={"hoodie.datasource.write.drop.partition.columns": "true"})
+    base = table.base([{"id": "a", "ts": 1, "year": 2024}], file_id="y-0", partition="year=2024")
+    table.log([{"id": "b", "ts": 1, "year": 2024}], file_id="y-0", partition="year=2024", base_instant=base)
+    files = list((table.path / "year=2024").glob("*.parquet"))
+    assert "year" not in pa.parquet.read_schema(files[0]).names
+    result = shim.open_table(table.path).read(filter="year = 2024")
+    assert sorted(result.to_pylist(), key=lambda r: r["id"]) == [
+        {"id": "a", "ts": 1, "year": 2024}, {"id": "b", "ts": 1, "year": 2024}]
