@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+
 import pyarrow as pa
 import pyarrow.compute as pc
 

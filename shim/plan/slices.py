@@ -10,7 +10,7 @@ import os
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shim import storage
 from shim.files import BaseFile, LogFile, parse_base_file, parse_log_file
@@ -74,19 +74,12 @@ def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[_Group]
             group = groups.get(key)
             if group is None:
                 group = groups[key] = _Group(partition, item.file_id, [], [])
+            size = entry.stat().st_size
             if base is not None:
-                group.base_files.append(_with_size(base, entry))
+                group.base_files.append(replace(base, size=size))
             elif log is not None:
-                group.log_files.append(_with_size(log, entry))
+                group.log_files.append(replace(log, size=size))
     return [groups[key] for key in sorted(groups)]
-
-
-def _with_size(item: BaseFile | LogFile, entry: os.DirEntry[str]) -> BaseFile | LogFile:
-    size = entry.stat().st_size
-    if isinstance(item, BaseFile):
-        return BaseFile(item.file_id, item.write_token, item.instant_time, item.name, item.partition_path, size)
-    return LogFile(item.file_id, item.instant_time, item.version, item.write_token, item.name,
-                   item.partition_path, size)
 
 
 def file_slices_as_of(

@@ -22,9 +22,10 @@ def decode_instant_content(data: bytes, path: str) -> dict[str, Any]:
     try:
         if data.startswith(AVRO_MAGIC):
             records = list(fastavro.reader(io.BytesIO(data)))
-            return dict(records[0]) if records else {}
+            first = records[0] if records else {}
+            return dict(first) if isinstance(first, dict) else {}
         parsed = json.loads(data.decode("utf-8"))
-    except Exception as exc:  # noqa: BLE001 - any decoding failure is a malformed instant
+    except Exception as exc:
         raise InvalidTableError(f"cannot decode timeline file {path}: {exc}", path=path) from exc
     if not isinstance(parsed, dict):
         raise InvalidTableError(f"timeline file {path} does not hold a JSON object", path=path)

@@ -235,7 +235,7 @@ def ensure_partition_metafile(table_path: str, partition_path: str, instant: str
     if os.path.exists(path):
         return
     depth = len(partition_path.split("/")) if partition_path else 0
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
     text = f"#partition metadata\n#{stamp}\ncommitTime={instant}\npartitionDepth={depth}\n"
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:

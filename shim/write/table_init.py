@@ -84,7 +84,7 @@ def create_table(path: str, spec: TableSpec, create_schema: str | None = None) -
                    os.path.join(hoodie, "archived")):
         os.makedirs(folder, exist_ok=True)
     text = format_properties(spec.properties(create_schema))
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
     write_atomically(props_path, f"#Properties saved on {stamp}\n{text}".encode())
     return TableConfig.from_text(text, props_path)
 
