@@ -14,7 +14,6 @@ import argparse
 import glob
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ import pyarrow.dataset as ds
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-import shim  # noqa: E402
+import shim
 
 COLUMNS = ["id", "ts", "city", "fare", "rider", "driver", "distance_km", "passengers"]
 
