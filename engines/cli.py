@@ -55,6 +55,30 @@ def _parser() -> argparse.ArgumentParser:
                          help="also print the schema history and how each file maps onto the table schema")
     inspect.set_defaults(run=_inspect)
 
+    serve = commands.add_parser("serve", help="serve the catalog and the HTTP scan API")
+    serve.add_argument("--warehouse", help="folder searched for tables")
+    serve.add_argument("--table", action="append", default=[], metavar="[NAME=]PATH",
+                       help="register a table folder (repeatable)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--token", help="bearer token required on every request (default: $HUDI_SHIM_TOKEN)")
+    serve.add_argument("--catalog-db", help="SQLite file of the table registry "
+                                            "(default: <warehouse>/.hudi-shim/catalog.sqlite; ':memory:')")
+    serve.add_argument("--max-scan-rows", type=int, help="rows per scan at most")
+    serve.add_argument("--max-scan-bytes", type=int, help="Arrow bytes per scan at most")
+    serve.add_argument("--max-scan-seconds", type=float, help="seconds per scan at most")
+    serve.set_defaults(run=_serve)
+
+    sql = commands.add_parser("sql", help="run a DuckDB query over the tables (<table>, <table>_ro)")
+    where = sql.add_mutually_exclusive_group(required=True)
+    where.add_argument("--warehouse", help="folder of tables (or one table's folder), read in-process")
+    where.add_argument("--url", help="a hudi-shim server, e.g. http://127.0.0.1:8080")
+    sql.add_argument("--token", help="the server's bearer token (default: $HUDI_SHIM_TOKEN)")
+    sql.add_argument("query", help="SQL, e.g. \"SELECT city, count(*) FROM trips GROUP BY city\"")
+    sql.add_argument("--format", default="table", choices=FORMATS)
+    sql.add_argument("--output", help="write to this file instead of stdout")
+    sql.set_defaults(run=_sql)
+
     demo = commands.add_parser("demo", help="build a demo table and read it (the quick-start job)")
     demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table")
     demo.set_defaults(run=_demo)
@@ -94,6 +118,45 @@ def _inspect(args: argparse.Namespace) -> int:
     print(describe_table(table, as_of=args.as_of), end="")
     if args.schemas:
         print(describe_schemas(table, as_of=args.as_of), end="")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import os
+
+    from catalog.server import run
+    from catalog.settings import Settings
+
+    if not args.warehouse and not args.table:
+        print("hudi-shim: error: serve needs --warehouse DIR or --table PATH", file=sys.stderr)
+        return 2
+    limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds")
+              if (value := getattr(args, key)) is not None}
+    settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
+                        token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
+                        catalog_db=args.catalog_db, **limits)
+    return run(settings)
+
+
+def _sql(args: argparse.Namespace) -> int:
+    import os
+
+    from engines.duckdb import connect
+
+    token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
+    con = connect(args.url or args.warehouse, token=token)
+    try:
+        result = con.execute(args.query).to_arrow_table()
+    except Exception as exc:  # DuckDB's own errors (syntax, binder) share no base class with ours
+        if isinstance(exc, HudiShimError):
+            raise
+        print(f"hudi-shim: error: {exc}", file=sys.stderr)
+        return 1
+    if args.output:
+        with open(args.output, "wb") as handle:
+            write_result(result, args.format, handle)
+    else:
+        write_result(result, args.format)
     return 0
 
 

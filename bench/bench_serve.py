@@ -1,0 +1,223 @@
+"""Serving benchmarks: the HTTP Arrow stream against an in-process scan, and a selective DuckDB query
+over the shim against DuckDB over plain Parquet of the same data.
+
+    python bench/bench_serve.py [--table /tmp/hudi-shim-serve-bench] [--rows 4000000] [--repeat 5]
+
+Generates (when missing) a MOR table partitioned by city (8 partitions, one file group each, 10% of
+rows updated through Avro log blocks) and a hive-partitioned plain Parquet copy of its snapshot.
+The server runs as a separate process (`hudi-shim serve`), on a loopback port.
+Targets: HTTP stream >= 0.8x the in-process throughput; the selective query <= 2x plain Parquet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+
+import shim
+from bench.gen_table import CITIES, make_rows
+from shim.properties import TableType
+from shim.timeline.instant import Action
+from shim.write.clock import new_instant_time
+from shim.write.commit import CommitRecord, InstantFiles
+from shim.write.data_files import avro_record_schema, write_base_file, write_log_blocks
+from shim.write.table_init import TableSpec, create_table
+
+SELECTIVE_CITY = "berlin"
+T = TypeVar("T")
+
+
+def generate(path: str, rows: int, updates: float, seed: int = 11) -> dict[str, object]:
+    """A MOR table partitioned by city, one file group per city, a fraction of rows updated in logs."""
+    if os.path.exists(path):
+        shutil.rmtree(path)
+    rng = np.random.default_rng(seed)
+    spec = TableSpec(name="serve_bench", record_key_fields=("id",), table_type=TableType.MERGE_ON_READ,
+                     partition_fields=("city",), ordering_fields=("ts",), hive_style_partitioning=True)
+    data = make_rows(0, rows, 1, rng)
+    avro = json.dumps(avro_record_schema("serve_bench", data.schema))
+    config = create_table(path, spec, avro)
+
+    def commit(writes_for: Callable[[str], list], operation: str) -> None:
+        instant = new_instant_time()
+        files = InstantFiles(path, config, instant, Action.DELTA_COMMIT)
+        files.request()
+        files.start(b"{}")
+        files.complete(CommitRecord(tuple(writes_for(instant)), operation, {"schema": avro}))
+
+    base_names: dict[str, str] = {}
+    base_instant: list[str] = []
+
+    def bases(instant: str) -> list:
+        base_instant.append(instant)
+        writes = []
+        for g, city in enumerate(CITIES):
+            part = data.filter(pc.equal(data["city"], city))
+            write = write_base_file(path, config, partition_path=f"city={city}", file_id=f"{g:08d}-serve-0000-0",
+                                    instant=instant, write_token=f"{g}-1-{g}", data=part, partition_id=g)
+            base_names[city] = write.file_name
+            writes.append(write)
+        return writes
+
+    def logs(instant: str) -> list:
+        writes = []
+        for g, city in enumerate(CITIES):
+            part = data.filter(pc.equal(data["city"], city))
+            chosen = np.sort(rng.choice(part.num_rows, int(part.num_rows * updates), replace=False))
+            changed = part.take(pa.array(chosen)).set_column(1, "ts", pa.array(np.full(len(chosen), 2, np.int64)))
+            changed = changed.set_column(3, "fare", pa.array(rng.random(len(chosen)) * 100.0))
+            writes.append(write_log_blocks(path, config, partition_path=f"city={city}",
+                                           file_id=f"{g:08d}-serve-0000-0", base_instant=base_instant[0],
+                                           instant=instant, write_token=f"{g}-2-{g}", upserts=changed,
+                                           partition_id=g, base_file=base_names[city]))
+        return writes
+
+    commit(bases, "BULK_INSERT")
+    commit(logs, "UPSERT")
+    return {"rows": rows, "partitions": len(CITIES), "updated_fraction": updates}
+
+
+def write_plain_copy(table_path: str, plain_path: str) -> None:
+    """The table's snapshot as plain hive-partitioned Parquet (what DuckDB reads without the shim)."""
+    if os.path.exists(plain_path):
+        shutil.rmtree(plain_path)
+    snapshot = shim.open_table(table_path).read()
+    pq.write_to_dataset(snapshot, plain_path, partition_cols=["city"])
+
+
+def best_of(repeat: int, fn: Callable[[], T]) -> tuple[float, T]:
+    """The fastest of `repeat` runs (the machine may be shared) and the last result."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(table_path: str, port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engines.cli", "serve", "--table", f"bench={table_path}", "--port", str(port),
+         "--catalog-db", ":memory:"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.terminate()
+    raise RuntimeError("the server did not start")
+
+
+def count(reader: pa.RecordBatchReader) -> int:
+    return sum(batch.num_rows for batch in reader)
+
+
+def http_vs_in_process(table_path: str, url: str, repeat: int) -> dict[str, object]:
+    """Whole-table scans (all columns): streamed from the server vs iterated in this process."""
+    from engines.http import ShimClient
+
+    results: dict[str, object] = {}
+    table = shim.open_table(table_path)
+    client = ShimClient(url)
+    for mode in ("snapshot", "read_optimized"):
+        count(client.scan_batches("bench", mode=mode))  # warm-up: the server opens the table
+        t_local, n_local = best_of(repeat, partial(lambda m: count(table.scan(mode=m)), mode))
+        t_http, n_http = best_of(repeat, partial(lambda m: count(client.scan_batches("bench", mode=m)), mode))
+        assert n_local == n_http, (n_local, n_http)
+        results[f"{mode}_rows"] = n_local
+        results[f"{mode}_in_process_s"] = round(t_local, 3)
+        results[f"{mode}_http_s"] = round(t_http, 3)
+        results[f"{mode}_http_vs_in_process_throughput"] = round(t_local / t_http, 2)
+    return results
+
+
+def selective_queries(table_path: str, plain_path: str, url: str, repeat: int) -> dict[str, object]:
+    """One column of one partition: DuckDB over the shim (in-process and HTTP) vs over plain Parquet."""
+    import duckdb
+
+    from engines.duckdb import connect
+
+    def value(con: duckdb.DuckDBPyConnection, view: str) -> float:
+        row = con.execute(f"SELECT sum(fare) FROM {view} WHERE city = '{SELECTIVE_CITY}'").fetchone()
+        assert row is not None
+        return float(row[0])
+
+    plain = duckdb.connect()
+    plain.execute(f"CREATE VIEW bench AS SELECT * FROM read_parquet('{plain_path}/*/*.parquet', "
+                  "hive_partitioning = true)")
+    local, remote = connect(table_path), connect(url)
+    t_plain, expected = best_of(repeat, partial(value, plain, "bench"))
+    results: dict[str, object] = {"selective_plain_parquet_s": round(t_plain, 4)}
+    for label, con, view in [("snapshot", local, "bench"), ("read_optimized", local, "bench_ro"),
+                             ("snapshot_http", remote, "bench")]:
+        value(con, view)  # warm-up
+        elapsed, got = best_of(repeat, partial(value, con, view))
+        if label.startswith("snapshot"):
+            assert abs(got - expected) <= 1e-6 * abs(expected), (label, got, expected)
+        results[f"selective_{label}_s"] = round(elapsed, 4)
+        results[f"selective_{label}_vs_plain_time"] = round(elapsed / t_plain, 2)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--table", default="/tmp/hudi-shim-serve-bench")
+    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    table_path = os.path.join(args.table, "bench")
+    plain_path = os.path.join(args.table, "plain")
+    if not os.path.exists(os.path.join(table_path, ".hoodie")):
+        print("generating", generate(table_path, args.rows, 0.1), file=sys.stderr)
+        write_plain_copy(table_path, plain_path)
+    results: dict[str, object] = {"cores": os.cpu_count()}
+    port = free_port()
+    server = start_server(table_path, port)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        results.update(http_vs_in_process(table_path, url, args.repeat))
+        results.update(selective_queries(table_path, plain_path, url, args.repeat))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    print(json.dumps(results, indent=2))
+    for mode in ("snapshot", "read_optimized"):
+        print(f"HTTP stream {mode:<15} = {results[f'{mode}_http_vs_in_process_throughput']}x in-process "
+              "throughput (target >= 0.8x)")
+    for label in ("snapshot", "read_optimized", "snapshot_http"):
+        print(f"selective DuckDB {label:<14} = {results[f'selective_{label}_vs_plain_time']}x plain Parquet "
+              "time (target <= 2x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""HTTP status of every error the API returns: one table, and the handlers that apply it.
+
+Error bodies are `{"error": {"type", "message", "column"?, "instant"?, "feature"?}}`. Server
+paths in messages are shown relative to the warehouse (or as the table's catalog name).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from catalog.stream import ScanLimitError, error_document
+from shim.errors import (
+    ColumnNotFoundError,
+    HudiShimError,
+    InstantNotFoundError,
+    InvalidArgumentError,
+    InvalidFilterError,
+    SchemaEvolutionError,
+    TableNotFoundError,
+    UnsupportedFeatureError,
+)
+
+log = logging.getLogger(__name__)
+
+
+class UnauthorizedError(HudiShimError):
+    """The request carries no bearer token, or the wrong one."""
+
+
+#: First matching class wins: subclasses before their bases.
+STATUS_BY_ERROR: tuple[tuple[type[BaseException], int], ...] = (
+    (UnauthorizedError, 401),
+    (TableNotFoundError, 404),
+    (ColumnNotFoundError, 422),
+    (InvalidFilterError, 422),
+    (InstantNotFoundError, 422),
+    (InvalidArgumentError, 422),
+    (UnsupportedFeatureError, 409),
+    (SchemaEvolutionError, 409),
+    (ScanLimitError, 413),
+    (HudiShimError, 500),  # corrupt files, unreadable table metadata: the server's data, not the request
+)
+
+
+def status_for(error: BaseException) -> int:
+    for kind, status in STATUS_BY_ERROR:
+        if isinstance(error, kind):
+            return status
+    return 500
+
+
+def redact(message: str, request: Request) -> str:
+    """`message` without absolute server paths: table folders become their catalog names."""
+    catalog = getattr(request.app.state, "catalog", None)
+    if catalog is None:
+        return message
+    for entry in sorted(catalog.entries(), key=lambda e: len(e.path), reverse=True):
+        message = message.replace(entry.path, entry.name)
+    warehouse = catalog.settings.warehouse
+    return message.replace(warehouse.rstrip("/") + "/", "") if warehouse else message
+
+
+def error_response(
+    status: int, document: dict[str, object], headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse({"error": document}, status_code=status, headers=headers or None)
+
+
+async def _shim_error(request: Request, exc: Exception) -> JSONResponse:
+    status = status_for(exc)
+    document = error_document(exc)
+    document["message"] = redact(str(document["message"]), request)
+    if status >= 500:
+        log.error("%s %s failed: %s", request.method, request.url.path, document["message"])
+    return error_response(status, document)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for item in exc.errors()[:5]:
+        where = ".".join(str(part) for part in item.get("loc", ()))
+        problems.append(f"{where}: {item.get('msg', 'invalid')}")
+    return error_response(422, {"type": "RequestValidationError", "message": "; ".join(problems) or "invalid request"})
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return error_response(exc.status_code, {"type": "HTTPError", "message": str(exc.detail)}, exc.headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(HudiShimError, _shim_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -1,0 +1,85 @@
+"""Open tables kept between requests, reopened when their timeline changes.
+
+A completed instant adds a file to the timeline folder, which changes the folder's modification
+time; checking it costs one `stat` per request instead of listing the timeline.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+
+import shim
+from catalog.registry import RegisteredTable
+from shim.timeline.instant import Action, Instant
+
+#: Marks an instant whose effect on file groups is not known file by file (rollback, restore).
+EVERY_GROUP: frozenset[tuple[str, str]] = frozenset({("*", "*")})
+_NO_EFFECT = (Action.CLEAN, Action.SAVEPOINT, Action.INDEXING)
+_RACY_NS = 2_000_000_000
+
+
+class TableHandle:
+    """One registered table: the open `shim.Table` and what each completed instant touched."""
+
+    def __init__(self, entry: RegisteredTable) -> None:
+        self.entry = entry
+        self._lock = threading.Lock()
+        self._table: shim.Table | None = None
+        self._stamp: tuple[int, ...] | None = None
+        self._touched: dict[str, frozenset[tuple[str, str]]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def table(self) -> shim.Table:
+        """The table as of its latest timeline (reopened if an instant was added since the last call)."""
+        stamp = self._timeline_stamp()
+        with self._lock:
+            if self._table is None or stamp != self._stamp:
+                # A new object, not refresh(): scans running on the old one keep a consistent view.
+                self._table = shim.open_table(self.entry.path)
+                self._stamp = stamp
+            return self._table
+
+    def _timeline_stamp(self) -> tuple[int, ...]:
+        hoodie = os.path.join(self.entry.path, ".hoodie")
+        stamp: list[int] = []
+        now = time.time_ns()
+        for path in (hoodie, os.path.join(hoodie, "timeline"), os.path.join(hoodie, "hoodie.properties")):
+            try:
+                info = os.stat(path)
+            except OSError:
+                stamp += [-1, -1, -1]
+                continue
+            # A file system with coarse timestamps can change a folder twice within one tick: while
+            # the time is that recent, the number of entries is compared too.
+            recent = now - info.st_mtime_ns < _RACY_NS and stat.S_ISDIR(info.st_mode)
+            stamp += [info.st_mtime_ns, info.st_size, len(os.listdir(path)) if recent else -1]
+        return tuple(stamp)
+
+    def touched_groups(self, table: shim.Table, instant: Instant) -> frozenset[tuple[str, str]]:
+        """(partition, file id) of the file groups a completed instant changed; EVERY_GROUP when unknown.
+
+        Instants never change, so the answer is kept for the life of the handle.
+        """
+        key = instant.file_name
+        cached = self._touched.get(key)
+        if cached is not None:
+            return cached
+        action = instant.action.completed_as
+        if action.writes_data:
+            metadata = table.active_timeline.commit_metadata(instant)
+            groups = set(metadata.touched_file_groups())
+            for partition, file_ids in metadata.replaced_file_ids.items():
+                groups.update((partition, file_id) for file_id in file_ids)
+            touched = frozenset(groups)
+        elif action in _NO_EFFECT:
+            touched = frozenset()
+        else:
+            touched = EVERY_GROUP
+        self._touched[key] = touched
+        return touched

@@ -1,0 +1,199 @@
+"""The table registry: catalog names mapped to table folders, kept in an embedded SQLite database.
+
+Requests name tables; only this registry turns a name into a path. Tables are registered by path
+or discovered under a warehouse folder (folders holding `.hoodie/hoodie.properties`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from shim.errors import InvalidArgumentError, TableNotFoundError
+
+log = logging.getLogger(__name__)
+
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+REGISTERED = "registered"
+DISCOVERED = "discovered"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tables (
+    name TEXT PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    origin TEXT NOT NULL CHECK (origin IN ('registered', 'discovered')),
+    registered_at TEXT NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredTable:
+    """One registry entry: a catalog name, the table folder (absolute, symlinks resolved), how it got there."""
+
+    name: str
+    path: str
+    origin: str
+
+
+def is_table_folder(path: str) -> bool:
+    """Whether `path` holds a Hudi table (its properties file, or Hudi's backup of it)."""
+    props = os.path.join(path, ".hoodie", "hoodie.properties")
+    return os.path.isfile(props) or os.path.isfile(props + ".backup")
+
+
+def check_name(name: str) -> str:
+    """A catalog name: a letter or `_`, then letters, digits or `_` (at most 128 characters)."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise InvalidArgumentError(
+            f"invalid table name {name!r}: use a letter or '_' followed by letters, digits or '_' (max 128)"
+        )
+    return name
+
+
+def name_for_folder(relative: str) -> str:
+    """A valid catalog name derived from a folder path relative to the warehouse (`db/my-trips` -> `db_my_trips`)."""
+    text = re.sub(r"[^A-Za-z0-9_]", "_", relative.strip("/\\").replace(os.sep, "_"))
+    if not text or not (text[0].isalpha() or text[0] == "_"):
+        text = "_" + text
+    return text[:128]
+
+
+class Registry:
+    """Catalog name -> table folder, in SQLite (one connection shared by threads, guarded by a lock)."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        if location != ":memory:":
+            folder = os.path.dirname(os.path.abspath(location))
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                raise InvalidArgumentError(
+                    f"cannot create the catalog database folder {folder}: {exc}; "
+                    "choose another location (--catalog-db)"
+                ) from exc
+        try:
+            self._db = sqlite3.connect(location, check_same_thread=False, isolation_level=None)
+            self._db.execute(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise InvalidArgumentError(
+                f"cannot open the catalog database {location}: {exc}; choose another location (--catalog-db)"
+            ) from exc
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[str, str, str]]:
+        with self._lock:
+            return list(self._db.execute(sql, params).fetchall())
+
+    def tables(self) -> list[RegisteredTable]:
+        """Every registered table, by name."""
+        return [RegisteredTable(*row) for row in self._rows("SELECT name, path, origin FROM tables ORDER BY name")]
+
+    def __iter__(self) -> Iterator[RegisteredTable]:
+        return iter(self.tables())
+
+    def get(self, name: str) -> RegisteredTable:
+        """The entry named `name`.
+
+        Raises:
+            TableNotFoundError: no table of that name is registered.
+        """
+        rows = self._rows("SELECT name, path, origin FROM tables WHERE name = ?", (name,)) if isinstance(
+            name, str) else []
+        if not rows:
+            shown = name if isinstance(name, str) and len(name) <= 200 else f"{str(name)[:200]}..."
+            raise TableNotFoundError(f"no table named {shown!r} is registered; GET /v1/tables lists them")
+        return RegisteredTable(*rows[0])
+
+    def register(self, path: str, name: str | None = None, *, origin: str = REGISTERED) -> RegisteredTable:
+        """Register the table folder at `path` under `name` (default: derived from the folder name).
+
+        Registering the same folder under the same name again is a no-op.
+
+        Raises:
+            TableNotFoundError: `path` holds no Hudi table.
+            InvalidArgumentError: the name is invalid, or taken by another folder.
+        """
+        folder = os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+        if not is_table_folder(folder):
+            raise TableNotFoundError(f"no Hudi table at {folder}: .hoodie/hoodie.properties does not exist",
+                                     path=folder)
+        chosen = check_name(name if name is not None else name_for_folder(os.path.basename(folder)))
+        with self._lock:
+            by_name = self._db.execute("SELECT path FROM tables WHERE name = ?", (chosen,)).fetchone()
+            by_path = self._db.execute("SELECT name FROM tables WHERE path = ?", (folder,)).fetchone()
+            if by_name is not None and by_name[0] == folder:
+                return RegisteredTable(chosen, folder, origin)
+            if by_name is not None:
+                raise InvalidArgumentError(f"table name {chosen!r} is already registered for {by_name[0]}")
+            if by_path is not None:
+                raise InvalidArgumentError(f"{folder} is already registered as {by_path[0]!r}")
+            now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            self._db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)", (chosen, folder, origin, now))
+        return RegisteredTable(chosen, folder, origin)
+
+    def unregister(self, name: str) -> None:
+        """Forget a table (its files are untouched)."""
+        self.get(name)
+        with self._lock:
+            self._db.execute("DELETE FROM tables WHERE name = ?", (name,))
+
+    def discover(self, warehouse: str, max_depth: int = 4) -> list[RegisteredTable]:
+        """Register every table found under `warehouse`; forget discovered ones that are gone.
+
+        Hidden folders and symbolic links are not followed; a table's own folders are not searched.
+        Returns the tables found, in name order.
+        """
+        root = os.path.realpath(os.path.abspath(os.path.expanduser(warehouse)))
+        if not os.path.isdir(root):
+            raise TableNotFoundError(f"warehouse folder {root} does not exist", path=root)
+        found: dict[str, str] = {}
+        for folder in _table_folders(root, max_depth):
+            name = name_for_folder(os.path.relpath(folder, root)) if folder != root else name_for_folder(
+                os.path.basename(root))
+            if name in found:
+                log.warning("table %s not registered: its name %r is taken by %s", folder, name, found[name])
+                continue
+            found[name] = folder
+        registered: list[RegisteredTable] = []
+        for entry in self.tables():
+            inside = entry.path == root or entry.path.startswith(root + os.sep)
+            if entry.origin == DISCOVERED and inside and found.get(entry.name) != entry.path:
+                self.unregister(entry.name)
+        for name, folder in sorted(found.items()):
+            try:
+                registered.append(self.register(folder, name, origin=DISCOVERED))
+            except InvalidArgumentError as exc:
+                log.warning("table %s not registered: %s", folder, exc)
+        return registered
+
+
+def _table_folders(root: str, max_depth: int) -> Iterator[str]:
+    if is_table_folder(root):
+        yield root
+        return
+    pending = [(root, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                continue
+            if is_table_folder(entry.path):
+                yield entry.path
+            elif depth + 1 < max_depth:
+                pending.append((entry.path, depth + 1))

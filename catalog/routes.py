@@ -1,0 +1,165 @@
+"""The `/v1` endpoints. Handlers are plain functions (FastAPI runs them in worker threads)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from catalog.errors import UnauthorizedError
+from catalog.models import (
+    ErrorBody,
+    FileSchemaModel,
+    FilesModel,
+    InstantModel,
+    ScanBody,
+    TableDetail,
+    TableList,
+    TableSummary,
+    TimelineModel,
+    schema_fields,
+)
+from catalog.service import Catalog, ScanRequest
+from catalog.stream import MEDIA_TYPE, error_document, ipc_stream, prefetched
+from catalog.substrait import filter_from_substrait
+from shim.errors import HudiShimError, InvalidArgumentError, InvalidFilterError
+
+_bearer = HTTPBearer(auto_error=False, description="the server's token, when it was started with one")
+
+AsOf = Annotated[str | None, Query(max_length=64, description="instant to read as of")]
+
+
+def _catalog(request: Request) -> Catalog:
+    catalog: Catalog = request.app.state.catalog
+    return catalog
+
+
+def require_token(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> None:
+    expected = _catalog(request).settings.token
+    if expected is None:
+        return
+    given = credentials.credentials if credentials is not None else ""
+    if not hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
+        raise UnauthorizedError("missing or wrong bearer token (send 'Authorization: Bearer <token>')")
+
+
+def reject_unknown_query_parameters(request: Request) -> None:
+    """A misspelt parameter (`?asof=`) is an error, not silently ignored."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    allowed = set(_query_parameters(dependant))
+    unknown = sorted(set(request.query_params) - allowed)
+    if unknown:
+        accepted = ", ".join(sorted(allowed)) or "none"
+        raise InvalidArgumentError(f"unknown query parameter {unknown[0]!r} (accepted: {accepted})")
+
+
+def _query_parameters(dependant: Any) -> Iterator[str]:
+    for param in dependant.query_params:
+        yield param.alias
+    for child in dependant.dependencies:
+        yield from _query_parameters(child)
+
+
+_ERRORS = {
+    400: {"model": ErrorBody, "description": "the body is not JSON"},
+    401: {"model": ErrorBody, "description": "missing or wrong token"},
+    404: {"model": ErrorBody, "description": "no table of that name is registered"},
+    422: {"model": ErrorBody, "description": "invalid request (unknown column, bad filter or instant)"},
+    409: {"model": ErrorBody, "description": "the table uses a feature hudi-shim does not read"},
+    500: {"model": ErrorBody, "description": "the table's files cannot be read"},
+}
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(require_token), Depends(reject_unknown_query_parameters)],
+                   responses=_ERRORS)  # type: ignore[arg-type]
+
+
+@router.get("/tables", response_model=TableList, summary="List registered tables")
+def list_tables(request: Request) -> TableList:
+    catalog = _catalog(request)
+    summaries = []
+    for name in catalog.names():
+        try:
+            table = catalog.table(name)
+            latest = table.active_timeline.latest_write()
+            summaries.append(TableSummary(name=name, table_type=table.config.table_type.value,
+                                          latest_instant=latest.requested_time if latest else None))
+        except HudiShimError as exc:
+            summaries.append(TableSummary(name=name, error=error_document(exc)))  # type: ignore[arg-type]
+    return TableList(tables=summaries)
+
+
+@router.get("/tables/{name}", response_model=TableDetail, response_model_by_alias=True,
+            summary="Schema with column ids, properties and latest instant")
+def get_table(request: Request, name: str, as_of: AsOf = None) -> TableDetail:
+    info = _catalog(request).describe(name, as_of or None)
+    encoded = base64.b64encode(info.schema.serialize().to_pybytes()).decode("ascii")
+    return TableDetail.of(info, encoded)
+
+
+@router.get("/tables/{name}/timeline", response_model=TimelineModel, summary="The active timeline")
+def get_timeline(request: Request, name: str) -> TimelineModel:
+    instants = _catalog(request).timeline(name)
+    return TimelineModel(name=name, instants=[InstantModel.of(i) for i in instants])
+
+
+@router.get("/tables/{name}/files", response_model=FilesModel, response_model_by_alias=True,
+            summary="Per-file schema and name mapping of a view")
+def get_files(
+    request: Request,
+    name: str,
+    view: Annotated[Literal["snapshot", "read_optimized"], Query()] = "snapshot",
+    as_of: AsOf = None,
+) -> FilesModel:
+    published = _catalog(request).view(name, view, as_of or None)
+    return FilesModel(name=name, view=view, instant=published.instant, schema=schema_fields(published.schema),
+                      files=[FileSchemaModel.of(f) for f in published.files])
+
+
+@router.post(
+    "/tables/{name}/scan",
+    response_class=StreamingResponse,
+    summary="Scan rows as an Arrow IPC stream",
+    responses={200: {"content": {MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}},
+                     "description": "Arrow IPC stream, one record batch at a time"},
+               413: {"model": ErrorBody, "description": "the scan exceeds a server limit"}},
+)
+def scan(request: Request, name: str, body: ScanBody) -> StreamingResponse:
+    started = time.monotonic()
+    catalog = _catalog(request)
+    catalog.handle(name)  # an unknown table is a 404 whatever else is wrong with the request
+    reader = catalog.scan(name, ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit))
+    first = None
+    try:
+        if body.limit != 0:
+            first = reader.read_next_batch()
+    except StopIteration:
+        pass
+    except BaseException:
+        reader.close()
+        raise
+    chunks = ipc_stream(reader, catalog.limits, limit=body.limit, first=first, started=started)
+    return StreamingResponse(prefetched(chunks), media_type=MEDIA_TYPE)
+
+
+def _filter(body: ScanBody) -> object:
+    if not body.filter_substrait:
+        return body.filter
+    if body.filter not in (None, "", []):
+        raise InvalidArgumentError("give either filter or filter_substrait, not both")
+    try:
+        data = base64.b64decode(body.filter_substrait, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidFilterError(f"filter_substrait is not base64: {exc}") from None
+    return filter_from_substrait(data)

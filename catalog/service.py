@@ -1,0 +1,164 @@
+"""The catalog: registered tables by name, their metadata, published views and scans.
+
+Everything the HTTP layer serves goes through here, so the service is usable (and tested)
+without a web server. A table is only ever reached through its registered name.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+import shim
+from catalog.handles import TableHandle
+from catalog.registry import RegisteredTable, Registry
+from catalog.settings import Settings
+from catalog.stream import StreamLimits
+from catalog.views import VIEWS, View, ViewCache
+from shim.errors import InvalidArgumentError
+from shim.filters import FilterLike
+from shim.read.request import ScanMode
+from shim.timeline.instant import Instant, normalize_instant
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What the catalog publishes about a table.
+
+    Attributes:
+        name: the catalog name.
+        hudi_name: `hoodie.table.name`.
+        table_type: COPY_ON_WRITE or MERGE_ON_READ.
+        version: the table version.
+        schema: data columns with their ids, as of `instant`.
+        instant: the latest completed write (or the one read as of), None for an empty table.
+        properties: `hoodie.properties` as written.
+    """
+
+    name: str
+    hudi_name: str
+    table_type: str
+    version: int
+    schema: pa.Schema
+    instant: Instant | None
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    properties: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ScanRequest:
+    """One scan: what `shim.Table.scan` takes, plus a row limit."""
+
+    mode: ScanMode = "snapshot"
+    columns: Sequence[str] | None = None
+    filter: FilterLike | pc.Expression = None
+    as_of: str | None = None
+    limit: int | None = None
+
+
+class Catalog:
+    """Registered tables (SQLite registry), open handles and the view cache."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.registry = Registry(settings.registry_location())
+        self.views = ViewCache(settings.cache_slices)
+        self.limits = StreamLimits(settings.max_scan_rows, settings.max_scan_bytes, settings.max_scan_seconds,
+                                   settings.batch_rows, settings.batch_bytes)
+        self._handles: dict[str, TableHandle] = {}
+        self._lock = threading.Lock()
+        try:
+            for spec in settings.tables:
+                name, sep, path = spec.partition("=")
+                self.registry.register(path, name) if sep else self.registry.register(spec)
+            if settings.warehouse:
+                self.discover()
+        except BaseException:
+            self.registry.close()
+            raise
+
+    def close(self) -> None:
+        self.registry.close()
+
+    def discover(self) -> list[RegisteredTable]:
+        """Search the warehouse again (new tables registered, vanished ones forgotten)."""
+        if not self.settings.warehouse:
+            return []
+        return self.registry.discover(self.settings.warehouse, self.settings.discovery_depth)
+
+    def register(self, path: str, name: str | None = None) -> RegisteredTable:
+        """Register a table folder by path (default name: its folder name)."""
+        return self.registry.register(path, name)
+
+    def entries(self) -> list[RegisteredTable]:
+        return self.registry.tables()
+
+    def names(self) -> list[str]:
+        return [entry.name for entry in self.registry.tables()]
+
+    def handle(self, name: str) -> TableHandle:
+        """The open handle of a registered table.
+
+        Raises:
+            TableNotFoundError: no table of that name is registered.
+        """
+        entry = self.registry.get(name)
+        with self._lock:
+            handle = self._handles.get(name)
+            if handle is None or handle.entry.path != entry.path:
+                handle = self._handles[name] = TableHandle(entry)
+            return handle
+
+    def table(self, name: str) -> shim.Table:
+        """The registered table as of its latest timeline."""
+        return self.handle(name).table()
+
+    def describe(self, name: str, as_of: str | None = None) -> TableInfo:
+        table = self.table(name)
+        schema = table.schema(as_of)
+        timeline = table.active_timeline
+        if as_of is None:
+            instant = timeline.latest_write()
+        else:
+            read = timeline.resolve_as_of(normalize_instant(as_of))
+            instant = timeline.latest_state(read) if read is not None else None
+        config = table.config
+        return TableInfo(
+            name=name,
+            hudi_name=config.name,
+            table_type=config.table_type.value,
+            version=config.version,
+            schema=schema,
+            instant=instant,
+            record_key_fields=config.record_key_fields,
+            partition_fields=config.partition_fields,
+            properties=dict(config.raw),
+        )
+
+    def timeline(self, name: str) -> list[Instant]:
+        """The active timeline, one entry per instant in its most advanced state, oldest first."""
+        table = self.table(name)
+        latest: dict[str, Instant] = {}
+        for instant in table.timeline():
+            latest[instant.requested_time] = instant
+        return list(latest.values())
+
+    def view(self, name: str, view: str = "snapshot", as_of: str | None = None) -> View:
+        """The published `snapshot` or `read_optimized` view as of an instant."""
+        if view not in VIEWS:
+            raise InvalidArgumentError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
+        return self.views.view(self.handle(name), view, as_of)
+
+    def scan(self, name: str, request: ScanRequest) -> pa.RecordBatchReader:
+        """Start a scan (checked up front: columns, filter, instant, table features)."""
+        if request.limit is not None and request.limit > self.limits.max_rows:
+            raise InvalidArgumentError(
+                f"limit {request.limit} exceeds the server's limit of {self.limits.max_rows} rows per scan"
+            )
+        table = self.table(name)
+        return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of)

@@ -1,0 +1,74 @@
+"""Catalog and server settings: one frozen value, built by the caller (CLI, tests), never at import."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from shim.errors import InvalidArgumentError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+MEMORY = ":memory:"
+#: Where the registry lives inside a warehouse when no location is given.
+WAREHOUSE_DB = os.path.join(".hudi-shim", "catalog.sqlite")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the catalog serves and how.
+
+    Attributes:
+        warehouse: folder searched for tables (folders holding `.hoodie/hoodie.properties`).
+        tables: table folders registered explicitly, as `PATH` or `NAME=PATH`.
+        catalog_db: SQLite file of the table registry; default `<warehouse>/.hudi-shim/catalog.sqlite`,
+            or in memory when there is no warehouse. `":memory:"` keeps it in memory.
+        token: bearer token every `/v1` request must carry (None: no authentication).
+        host, port: where `hudi-shim serve` listens (loopback unless told otherwise).
+        max_scan_rows, max_scan_bytes, max_scan_seconds: per-scan limits; a scan that exceeds
+            one is aborted with an error (time is checked between batches).
+        batch_rows, batch_bytes: the largest record batch sent over HTTP, in rows and (about) bytes;
+            bigger ones are split.
+        max_request_bytes: the largest request body accepted.
+        cache_slices: how many file slices' schema mappings the view cache keeps.
+        discovery_depth: how many folder levels under the warehouse are searched for tables.
+    """
+
+    warehouse: str | None = None
+    tables: tuple[str, ...] = ()
+    catalog_db: str | None = None
+    token: str | None = None
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    max_scan_rows: int = 100_000_000
+    max_scan_bytes: int = 16 * 1024**3
+    max_scan_seconds: float = 900.0
+    batch_rows: int = 65_536
+    batch_bytes: int = 1024**2
+    max_request_bytes: int = 8 * 1024**2
+    cache_slices: int = 20_000
+    discovery_depth: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
+                     "cache_slices", "discovery_depth"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise InvalidArgumentError(f"setting {name} must be a positive integer, got {value!r}")
+        if not self.max_scan_seconds > 0:
+            raise InvalidArgumentError(f"setting max_scan_seconds must be positive, got {self.max_scan_seconds!r}")
+        if not 0 <= self.port <= 65535:
+            raise InvalidArgumentError(f"setting port must be in 0..65535, got {self.port}")
+        if self.token is not None and not self.token.strip():
+            raise InvalidArgumentError("setting token must not be blank (leave it unset for no authentication)")
+        if isinstance(self.tables, str):
+            raise InvalidArgumentError("setting tables must be a sequence of paths, not one string")
+        object.__setattr__(self, "tables", tuple(self.tables))
+
+    def registry_location(self) -> str:
+        """The SQLite file the registry uses (or `":memory:"`)."""
+        if self.catalog_db:
+            return self.catalog_db
+        if self.warehouse:
+            return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_DB)
+        return MEMORY

@@ -1,0 +1,262 @@
+"""A scan as Arrow IPC stream bytes, one record batch at a time, within the server's limits.
+
+The stream starts with the schema message and sends each batch as soon as the scan yields it,
+so memory stays at about one batch. If the scan fails or exceeds a limit after the stream has
+started, a last empty batch carries the error in its custom metadata (key `hudi-shim-error`,
+a JSON object) and the stream ends without Arrow's end-of-stream marker, so no reader mistakes
+a partial result for a complete one.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import pyarrow as pa
+
+from shim.errors import HudiShimError
+
+ERROR_METADATA_KEY = b"hudi-shim-error"
+MEDIA_TYPE = "application/vnd.apache.arrow.stream"
+
+T = TypeVar("T")
+
+
+class ScanLimitError(HudiShimError):
+    """A scan would exceed the server's row, byte or time limit."""
+
+
+class StreamAborted(Exception):
+    """Raised after the error batch was sent, to cut the HTTP response short."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    """Per-scan limits (rows, IPC bytes, seconds between batches) and the size of batches sent:
+    at most `batch_rows` rows and about `batch_bytes` bytes (small enough for the socket to take
+    each at once, so producing the next one overlaps with sending)."""
+
+    max_rows: int
+    max_bytes: int
+    max_seconds: float
+    batch_rows: int
+    batch_bytes: int = 1 << 20
+
+
+EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+
+
+class _Sink:
+    """A write-only file collecting what the IPC writer produces until taken."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes | memoryview) -> int:
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+    def take(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts.clear()
+        return data
+
+
+class _Encoder:
+    """IPC stream messages, one call per message.
+
+    Without dictionary-encoded columns each batch is serialized on its own (one copy, in Arrow);
+    the concatenation is byte for byte what a stream writer produces. Dictionaries need the
+    writer, which tracks them across batches.
+    """
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self._sink = _Sink()
+        self._writer = pa.ipc.new_stream(self._sink, schema) if _has_dictionary(schema) else None
+
+    def start(self) -> bytes | memoryview:
+        if self._writer is not None:
+            return self._sink.take()
+        return memoryview(self.schema.serialize())
+
+    def batch(self, batch: pa.RecordBatch) -> bytes | memoryview:
+        if self._writer is None:
+            return memoryview(batch.serialize())
+        self._writer.write_batch(batch)
+        return self._sink.take()
+
+    def end(self) -> bytes:
+        if self._writer is not None:
+            self._writer.close()
+            return self._sink.take()
+        return EOS
+
+    def error(self, document: dict[str, object]) -> bytes:
+        """An empty batch carrying the error document in its custom metadata."""
+        metadata = {ERROR_METADATA_KEY: json.dumps(document).encode("utf-8")}
+        if self._writer is not None:
+            self._writer.write_batch(_empty(self.schema), custom_metadata=metadata)
+            return self._sink.take()
+        sink = _Sink()
+        with pa.ipc.new_stream(sink, self.schema) as writer:
+            writer.write_batch(_empty(self.schema), custom_metadata=metadata)
+        data = sink.take()
+        # The writer's output starts with the schema message, already sent; the EOS is not sent.
+        return data[len(self.schema.serialize()):-len(EOS)]
+
+
+def _has_dictionary(schema: pa.Schema) -> bool:
+    def check(kind: pa.DataType) -> bool:
+        return pa.types.is_dictionary(kind) or any(check(kind.field(i).type) for i in range(kind.num_fields))
+
+    return any(check(field.type) for field in schema)
+
+
+def error_document(error: BaseException) -> dict[str, object]:
+    """The JSON error object of an exception (`type`, `message`, and its structured fields)."""
+    body: dict[str, object] = {"type": type(error).__name__, "message": str(error)}
+    for key in ("column", "instant", "feature", "offset"):
+        value = getattr(error, key, None)
+        if value is not None:
+            body[key] = value
+    return body
+
+
+def ipc_stream(
+    reader: pa.RecordBatchReader,
+    limits: StreamLimits,
+    *,
+    limit: int | None = None,
+    first: pa.RecordBatch | None = None,
+    started: float | None = None,
+) -> Iterator[bytes | memoryview]:
+    """Arrow IPC stream chunks of `reader`'s rows (at most `limit`), `first` being a batch already
+    taken from it. The reader is closed when the stream ends, fails or is dropped."""
+    encoder = _Encoder(reader.schema)
+    start = time.monotonic() if started is None else started
+    rows = sent = 0
+    try:
+        yield encoder.start()
+        for batch in _batches(reader, first) if limit != 0 else ():
+            for piece in _pieces(batch, limits.batch_rows, limits.batch_bytes):
+                if limit is not None:
+                    piece = piece.slice(0, limit - rows)
+                if rows + piece.num_rows > limits.max_rows:
+                    raise ScanLimitError(
+                        f"the scan returns more than the server's limit of {limits.max_rows} rows; "
+                        "add a filter or a limit"
+                    )
+                chunk = encoder.batch(piece)
+                if sent + len(chunk) > limits.max_bytes:
+                    raise ScanLimitError(
+                        f"the scan returns more than the server's limit of {limits.max_bytes} bytes; "
+                        "select fewer columns, add a filter or a limit"
+                    )
+                rows += piece.num_rows
+                sent += len(chunk)
+                yield chunk
+                if limit is not None and rows >= limit:
+                    break
+            if limit is not None and rows >= limit:
+                break
+            if time.monotonic() - start > limits.max_seconds:
+                raise ScanLimitError(
+                    f"the scan ran longer than the server's limit of {limits.max_seconds:g} seconds; "
+                    "add a filter or a limit"
+                )
+        yield encoder.end()
+    except HudiShimError as exc:
+        yield encoder.error(error_document(exc))
+        raise StreamAborted(exc) from exc
+    finally:
+        reader.close()
+
+
+def prefetched(chunks: Iterator[T], depth: int = 4) -> Iterator[T]:
+    """`chunks`, produced by a worker thread up to `depth` items ahead of the consumer.
+
+    The HTTP server sends one chunk before asking for the next; producing the next batch (reading
+    and merging files) while the previous one is on the wire keeps both busy. Exceptions reach the
+    consumer in order; when the consumer stops early, the producer stops and `chunks` is closed.
+    """
+    items: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: tuple[str, object]) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                if not put(("item", chunk)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            put(("error", exc))
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+
+    worker = threading.Thread(target=produce, name="hudi-shim-scan", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "item":
+                yield value  # type: ignore[misc]
+            elif kind == "error":
+                assert isinstance(value, BaseException)
+                raise value
+            else:
+                return
+    finally:
+        stop.set()
+
+
+def _empty(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+
+
+def _batches(reader: pa.RecordBatchReader, first: pa.RecordBatch | None) -> Iterator[pa.RecordBatch]:
+    if first is not None:
+        yield first
+    while True:
+        try:
+            yield reader.read_next_batch()
+        except StopIteration:
+            return
+
+
+def _pieces(batch: pa.RecordBatch, max_rows: int, max_bytes: int) -> Iterator[pa.RecordBatch]:
+    size = max_rows
+    if batch.num_rows and batch.nbytes > max_bytes:
+        size = max(1, min(max_rows, max_bytes * batch.num_rows // batch.nbytes))
+    if batch.num_rows <= size:
+        yield batch
+        return
+    for offset in range(0, batch.num_rows, size):
+        yield batch.slice(offset, size)

@@ -1,0 +1,225 @@
+"""Query hudi-shim tables from DuckDB, projection and filters pushed down to the shim.
+
+    from engines.duckdb import connect
+    con = connect("/data/warehouse")                 # or "http://127.0.0.1:8080" (token=...)
+    con.sql("SELECT city, sum(fare) FROM trips WHERE city = 'sf' GROUP BY city").show()
+
+Every table appears as two views: `<table>` (snapshot) and `<table>_ro` (read-optimized). Each is a
+pyarrow dataset whose `scanner(columns=..., filter=...)` DuckDB calls with the columns the query
+needs and the filters it can push; those reach the shim, which prunes partitions, pushes filters
+into Parquet and applies them exactly after merging. Over HTTP, filters are sent as filter text;
+the parts that have none (rare: DuckDB pushes comparisons, IN lists and null checks) are applied
+here, on the rows received.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from catalog.substrait import conjuncts_from_substrait
+from shim.errors import HudiShimError
+from shim.filters import Expr, and_all, bind, parse_filter
+from shim.read.request import ScanMode
+
+try:
+    import duckdb
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError("DuckDB support needs duckdb: pip install 'hudi-shim[duckdb]'") from exc
+
+if TYPE_CHECKING:
+    from catalog.service import Catalog
+    from engines.http import ShimClient
+
+log = logging.getLogger(__name__)
+
+VIEW_SUFFIXES: dict[ScanMode, str] = {"snapshot": "", "read_optimized": "_ro"}
+
+
+class Source(Protocol):
+    """Where a view's rows come from: the in-process catalog or a server."""
+
+    def tables(self) -> list[str]: ...
+
+    def schema(self, name: str) -> pa.Schema: ...
+
+    def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
+               schema: pa.Schema) -> pa.RecordBatchReader: ...
+
+
+def connect(
+    warehouse_or_url: str,
+    connection: duckdb.DuckDBPyConnection | None = None,
+    *,
+    token: str | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with a view per table and mode (`<table>`, `<table>_ro`).
+
+    Args:
+        warehouse_or_url: a warehouse folder (or one table's folder), or the URL of `hudi-shim serve`.
+        connection: register the views on this connection instead of a new in-memory one.
+        token: the server's bearer token (URL only).
+    """
+    source: Source
+    if warehouse_or_url.startswith(("http://", "https://")):
+        from engines.http import ShimClient
+
+        source = RemoteSource(ShimClient(warehouse_or_url, token=token))
+    else:
+        from catalog.service import Catalog
+        from catalog.settings import MEMORY, Settings
+
+        source = LocalSource(Catalog(Settings(warehouse=warehouse_or_url, catalog_db=MEMORY)))
+    con = connection if connection is not None else duckdb.connect()
+    register_tables(con, source)
+    return con
+
+
+def register_tables(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]:
+    """(Re)register the views of every table of `source` on `con`; returns the view names."""
+    views = []
+    for name in source.tables():
+        try:
+            schema = source.schema(name)
+        except HudiShimError as exc:
+            log.warning("table %s is not queryable: %s", name, exc)
+            continue
+        for mode, suffix in VIEW_SUFFIXES.items():
+            con.register(name + suffix, ShimDataset.create(source, name, mode, schema))
+            views.append(name + suffix)
+    return views
+
+
+class ShimDataset(ds.UnionDataset):
+    """A pyarrow dataset DuckDB scans; its rows come from the shim, as DuckDB asks for them."""
+
+    source: Source
+    table: str
+    mode: ScanMode
+
+    @classmethod
+    def create(cls, source: Source, table: str, mode: ScanMode, schema: pa.Schema) -> ShimDataset:
+        dataset = cls(schema, [ds.dataset(schema.empty_table())])
+        dataset.source, dataset.table, dataset.mode = source, table, mode
+        return dataset
+
+    def scanner(self, *args: Any, **kwargs: Any) -> ds.Scanner:
+        columns = kwargs.get("columns")
+        wanted = list(columns) if columns is not None else list(self.schema.names)
+        expected = pa.schema([self.schema.field(c) for c in wanted])
+        reader = self.source.reader(self.table, self.mode, wanted, kwargs.get("filter"), self.schema)
+        return ds.Scanner.from_batches(_conform(reader, expected))
+
+
+class LocalSource:
+    """Tables of an in-process catalog."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def tables(self) -> list[str]:
+        return self.catalog.names()
+
+    def schema(self, name: str) -> pa.Schema:
+        return self.catalog.table(name).schema()
+
+    def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
+               schema: pa.Schema) -> pa.RecordBatchReader:
+        chosen: pc.Expression | Expr | None = filter
+        if filter is not None:
+            # As shim expressions, filters are pushed into Parquet and partitions term by term.
+            pushed, complete = split_filter(filter, schema)
+            if complete and pushed:
+                chosen = and_all(pushed)
+        return self.catalog.table(name).scan(mode=mode, columns=columns, filter=chosen)
+
+
+class RemoteSource:
+    """Tables of a hudi-shim server."""
+
+    def __init__(self, client: ShimClient) -> None:
+        self.client = client
+
+    def tables(self) -> list[str]:
+        return self.client.tables()
+
+    def schema(self, name: str) -> pa.Schema:
+        return self.client.schema(name)
+
+    def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
+               schema: pa.Schema) -> pa.RecordBatchReader:
+        pushed: list[Expr] = []
+        residual = None
+        if filter is not None:
+            pushed, complete = split_filter(filter, schema)
+            residual = None if complete else filter
+        text = " AND ".join(f"({expr})" for expr in pushed) or None
+        if residual is None:
+            return self.client.scan_batches(name, mode=mode, columns=columns, filter=text)
+        needed = columns + [c for c in referenced_columns(residual, schema) if c not in columns]
+        reader = self.client.scan_batches(name, mode=mode, columns=needed, filter=text)
+        output = pa.schema([schema.field(c) for c in columns])
+        return pa.RecordBatchReader.from_batches(output, _filtered(reader, residual, columns))
+
+
+def split_filter(filter: pc.Expression, schema: pa.Schema) -> tuple[list[Expr], bool]:
+    """The AND terms of an Arrow filter that have an exact shim filter text, and whether that is all of them."""
+    try:
+        data = bytes(filter.to_substrait(schema))
+        terms = conjuncts_from_substrait(data)
+    except (pa.ArrowException, HudiShimError, ValueError) as exc:
+        log.debug("filter %s not pushed to the server: %s", filter, exc)
+        return [], False
+    pushed = []
+    for term in terms:
+        if term is None or not _exact_text(term, schema):
+            continue
+        pushed.append(term)
+    return pushed, len(pushed) == len(terms)
+
+
+def _exact_text(expr: Expr, schema: pa.Schema) -> bool:
+    try:
+        return parse_filter(str(expr)) == expr and bind(expr, schema) is not None
+    except HudiShimError:
+        return False
+
+
+def referenced_columns(expression: pc.Expression, schema: pa.Schema) -> list[str]:
+    """Top-level columns an Arrow expression reads (the fewest it still binds against)."""
+    empty = schema.empty_table()
+    needed = list(schema.names)
+    for name in schema.names:
+        trial = [n for n in needed if n != name]
+        try:
+            empty.select(trial).filter(expression)
+        except (pa.ArrowException, TypeError):
+            continue
+        needed = trial
+    return needed
+
+
+def _filtered(reader: pa.RecordBatchReader, expression: pc.Expression, columns: Sequence[str]) -> Iterator[
+        pa.RecordBatch]:
+    with reader:
+        for batch in reader:
+            kept = pa.Table.from_batches([batch]).filter(expression).select(list(columns))
+            yield from kept.to_batches()
+
+
+def _conform(reader: pa.RecordBatchReader, expected: pa.Schema) -> pa.RecordBatchReader:
+    """`reader` with the schema DuckDB was given (the table may have evolved since the view was made)."""
+    if reader.schema.equals(expected, check_metadata=False):
+        return reader
+
+    def cast() -> Iterator[pa.RecordBatch]:
+        with reader:
+            for batch in reader:
+                yield batch.cast(expected)
+
+    return pa.RecordBatchReader.from_batches(expected, cast())

@@ -1,0 +1,245 @@
+"""A Python client of the hudi-shim HTTP API.
+
+    from engines.http import ShimClient
+    with ShimClient("http://127.0.0.1:8080", token="...") as client:
+        client.tables()                                   # ['trips', ...]
+        client.scan("trips", columns=["city", "fare"], filter="fare > 10")   # pyarrow.Table
+        for batch in client.scan_batches("trips"):        # streamed, one batch at a time
+            ...
+
+Errors come back as the shim's own exception classes (`TableNotFoundError`, `ColumnNotFoundError`,
+...); anything else is a `RemoteError` carrying the HTTP status.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import http.client
+import json
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
+from typing import Any, Self
+from urllib.parse import quote, urlencode, urlsplit
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from catalog.stream import ERROR_METADATA_KEY, MEDIA_TYPE
+from shim import errors as shim_errors
+from shim.errors import HudiShimError, InvalidArgumentError
+from shim.filters import FilterLike
+from shim.filters.expr import EXPR_TYPES
+
+
+class RemoteError(HudiShimError):
+    """The server answered with an error that has no shim exception class, or the stream broke."""
+
+    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+_SIMPLE = {
+    name: getattr(shim_errors, name)
+    for name in ("TableNotFoundError", "InvalidTableError", "InstantNotFoundError", "ColumnNotFoundError",
+                 "InvalidFilterError", "SchemaEvolutionError", "InvalidArgumentError")
+}
+
+
+def error_from_document(document: dict[str, Any], status: int | None = None) -> HudiShimError:
+    """The exception an error document (`{"type", "message", ...}`) describes."""
+    kind = str(document.get("type", ""))
+    message = str(document.get("message", "")) or f"server error ({status})"
+    column = document.get("column")
+    instant = document.get("instant")
+    if kind in _SIMPLE:
+        error: HudiShimError = _SIMPLE[kind](message, column=column, instant=instant)
+    elif kind == "UnsupportedFeatureError":
+        error = shim_errors.UnsupportedFeatureError(message, feature=str(document.get("feature") or "unknown"))
+    else:
+        error = RemoteError(message, status=status, kind=kind or None)
+    return error
+
+
+class ShimClient:
+    """Talks to `hudi-shim serve` (standard library HTTP: each request on its own connection, so
+    one client can serve several readers at once, from any thread).
+
+    Args:
+        url: the server, e.g. `http://127.0.0.1:8080`.
+        token: the bearer token the server was started with, if any.
+        timeout: seconds to wait for a connection or for the next bytes of a response.
+    """
+
+    def __init__(self, url: str, token: str | None = None, *, timeout: float = 300.0) -> None:
+        parsed = urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise InvalidArgumentError(f"not an http(s) URL: {url!r}")
+        self.url = url.rstrip("/")
+        self._parsed = parsed
+        self._prefix = parsed.path.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.timeout = timeout
+
+    def close(self) -> None:
+        """Nothing to release (connections are closed after each request); kept for `with`."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                 accept: str = "application/json") -> http.client.HTTPResponse:
+        kind = http.client.HTTPSConnection if self._parsed.scheme == "https" else http.client.HTTPConnection
+        connection = kind(self._parsed.hostname or "", self._parsed.port, timeout=self.timeout)
+        headers = {**self._headers, "Accept": accept}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        try:
+            connection.request(method, self._prefix + path, body=data, headers=headers)
+            response = connection.getresponse()
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            raise RemoteError(f"cannot reach {self.url}: {exc}") from exc
+        if response.status != 200:
+            try:
+                raise _error_of(response, response.read())
+            finally:
+                connection.close()
+        return response
+
+    # -- metadata ---------------------------------------------------------------------------------
+
+    def _get(self, path: str, params: dict[str, str | None] | None = None) -> Any:
+        query = urlencode({k: v for k, v in (params or {}).items() if v is not None})
+        response = self._request("GET", path + (f"?{query}" if query else ""))
+        with response:
+            return json.loads(response.read())
+
+    def tables(self) -> list[str]:
+        """Names of the registered tables."""
+        return [entry["name"] for entry in self._get("/v1/tables")["tables"]]
+
+    def table(self, name: str, as_of: str | None = None) -> dict[str, Any]:
+        """Schema with ids, properties and latest instant, as the server publishes them."""
+        return dict(self._get(f"/v1/tables/{_quote(name)}", {"as_of": as_of}))
+
+    def schema(self, name: str, as_of: str | None = None) -> pa.Schema:
+        """The table's data columns, column ids in field metadata (`PARQUET:field_id`)."""
+        encoded = self.table(name, as_of)["arrow_schema"]
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(encoded)))
+
+    def timeline(self, name: str) -> list[dict[str, Any]]:
+        return list(self._get(f"/v1/tables/{_quote(name)}/timeline")["instants"])
+
+    def files(self, name: str, view: str = "snapshot", as_of: str | None = None) -> dict[str, Any]:
+        """The published view: schema with ids and, per file, its column mapping."""
+        return dict(self._get(f"/v1/tables/{_quote(name)}/files", {"view": view, "as_of": as_of}))
+
+    # -- scans ------------------------------------------------------------------------------------
+
+    def scan(
+        self,
+        name: str,
+        mode: str = "snapshot",
+        columns: Sequence[str] | None = None,
+        filter: FilterLike | pc.Expression = None,
+        as_of: str | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        """The rows of a scan, collected (see `scan_batches` to stream them)."""
+        reader = self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit)
+        return reader.read_all()
+
+    def scan_batches(
+        self,
+        name: str,
+        mode: str = "snapshot",
+        columns: Sequence[str] | None = None,
+        filter: FilterLike | pc.Expression = None,
+        as_of: str | None = None,
+        limit: int | None = None,
+    ) -> pa.RecordBatchReader:
+        """Stream a scan: batches are read from the connection as the caller consumes them.
+
+        `filter` is filter text, `[(column, op, value), ...]`, or a `pyarrow.compute.Expression`
+        (sent as Substrait). Errors in the request are raised here; an error the server meets
+        mid-stream is raised when the batch that carries it is read.
+        """
+        body: dict[str, Any] = {"mode": mode}
+        if columns is not None:
+            body["columns"] = list(columns)
+        if isinstance(filter, pc.Expression):
+            schema = self.schema(name, as_of)
+            body["filter_substrait"] = base64.b64encode(bytes(filter.to_substrait(schema))).decode("ascii")
+        elif isinstance(filter, (str, *EXPR_TYPES)):
+            body["filter"] = str(filter)
+        elif filter is not None:
+            body["filter"] = [_jsonable(item) for item in filter]
+        if as_of is not None:
+            body["as_of"] = as_of
+        if limit is not None:
+            body["limit"] = limit
+        response = self._request("POST", f"/v1/tables/{_quote(name)}/scan", body, accept=MEDIA_TYPE)
+        try:
+            stream = pa.ipc.open_stream(response)
+        except BaseException as exc:
+            response.close()
+            if isinstance(exc, (OSError, http.client.HTTPException, pa.ArrowInvalid)):
+                raise RemoteError(f"the scan stream from the server broke off: {exc}") from exc
+            raise
+        return pa.RecordBatchReader.from_batches(stream.schema, _batches(stream, response))
+
+
+def _batches(stream: pa.ipc.RecordBatchStreamReader,
+             response: http.client.HTTPResponse) -> Iterator[pa.RecordBatch]:
+    try:
+        while True:
+            try:
+                batch, metadata = stream.read_next_batch_with_custom_metadata()
+            except StopIteration:
+                return
+            if metadata is not None and ERROR_METADATA_KEY in metadata:
+                raise error_from_document(json.loads(metadata[ERROR_METADATA_KEY]))
+            yield batch
+    except (http.client.HTTPException, OSError, pa.ArrowInvalid) as exc:
+        raise RemoteError(f"the scan stream from the server broke off: {exc}") from exc
+    finally:
+        response.close()
+
+
+def _error_of(response: http.client.HTTPResponse, content: bytes) -> HudiShimError:
+    try:
+        document = json.loads(content)["error"]
+        if not isinstance(document, dict):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        text = content[:500].decode("utf-8", "replace")
+        return RemoteError(f"HTTP {response.status} from the server: {text}", status=response.status)
+    error = error_from_document(document, response.status)
+    if isinstance(error, RemoteError):
+        error.status = response.status
+    return error
+
+
+def _quote(name: str) -> str:
+    return quote(name, safe="")
+
+
+def _jsonable(item: object) -> object:
+    """A filter item as JSON: Expr as filter text, dates and decimals as text (bound to the column's type)."""
+    if isinstance(item, EXPR_TYPES):
+        return str(item)
+    if isinstance(item, (tuple, list)):
+        return [_jsonable(v) for v in item]
+    if isinstance(item, (dt.date, dt.time)):
+        return item.isoformat(sep=" ") if isinstance(item, dt.datetime) else item.isoformat()
+    if isinstance(item, (Decimal, bytes)):
+        return item.decode("utf-8") if isinstance(item, bytes) else str(item)
+    return item

@@ -1,0 +1,114 @@
+"""Evolved tables in a warehouse folder, and a real uvicorn server on a free loopback port."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import uvicorn
+from fastapi import FastAPI
+
+from catalog.app import create_app
+from catalog.service import Catalog
+from catalog.settings import Settings
+from tests.tablekit import EvolvingTable, add, drop, rename, retype
+
+TRIPS = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("fare", pa.float64()),
+                   ("note", pa.string())])
+EVENTS = pa.schema([("key", pa.string()), ("ts", pa.int64()), ("n", pa.int32()), ("label", pa.string())])
+
+#: Snapshot rows of `trips` after its whole history, by id.
+TRIPS_ROWS = [
+    {"id": "a", "ts": 2, "city": "sf", "amount": 15.0, "tip": None, "note": None},
+    {"id": "b", "ts": 3, "city": "ny", "amount": 8.0, "tip": 1.0, "note": "late"},
+    {"id": "c", "ts": 1, "city": "sf", "amount": 1.0, "tip": None, "note": None},
+    {"id": "d", "ts": 1, "city": "la", "amount": 3.0, "tip": 0.5, "note": "new"},
+]
+#: Read-optimized rows of `trips` (base files only), by id.
+TRIPS_RO_ROWS = [
+    {"id": "a", "ts": 1, "city": "sf", "amount": 5.0, "tip": None, "note": None},
+    {"id": "b", "ts": 1, "city": "ny", "amount": 7.0, "tip": None, "note": None},
+    {"id": "c", "ts": 1, "city": "sf", "amount": 1.0, "tip": None, "note": None},
+    {"id": "d", "ts": 1, "city": "la", "amount": 3.0, "tip": 0.5, "note": "new"},
+]
+EVENTS_ROWS = [
+    {"key": "k1", "ts": 1, "count": 1, "label": "one"},
+    {"key": "k2", "ts": 1, "count": 5_000_000_000, "label": "two"},
+]
+
+
+@dataclass
+class Warehouse:
+    root: Path
+    trips: EvolvingTable
+    events: EvolvingTable
+    trips_first: str  # the first commit of trips (time travel before any evolution)
+
+
+def build_warehouse(root: Path) -> Warehouse:
+    """`trips` (MOR, partitioned by city): rename, drop and re-add, add, log updates in a new schema;
+    `events` (COW): rename and int -> long widening."""
+    trips = EvolvingTable(root / "trips", TRIPS, partition=["city"])
+    first = trips.base([{"id": "a", "ts": 1, "city": "sf", "fare": 5.0, "note": "x"},
+                        {"id": "c", "ts": 1, "city": "sf", "fare": 1.0, "note": "y"}], partition="city=sf")
+    ny = trips.base([{"id": "b", "ts": 1, "city": "ny", "fare": 7.0, "note": "z"}], partition="city=ny",
+                    file_id="fg2-0")
+    trips.alter(rename("fare", "amount"))
+    trips.log([{"id": "a", "ts": 2, "city": "sf", "amount": 15.0, "note": "x2"}], partition="city=sf",
+              base_instant=first)
+    trips.alter(drop("note"))
+    trips.alter(add("note", "string"))  # a new column: the old notes must not come back
+    trips.alter(add("tip", "double", after="amount"))
+    trips.base([{"id": "d", "ts": 1, "city": "la", "amount": 3.0, "tip": 0.5, "note": "new"}], partition="city=la",
+               file_id="fg3-0")
+    trips.log([{"id": "b", "ts": 3, "city": "ny", "amount": 8.0, "tip": 1.0, "note": "late"}], partition="city=ny",
+              file_id="fg2-0", base_instant=ny)
+    events = EvolvingTable(root / "events", EVENTS, mor=False, key=("key",))
+    events.base([{"key": "k1", "ts": 1, "n": 1, "label": "one"}])
+    events.alter(rename("n", "count"))
+    events.alter(retype("count", "long"))
+    events.base([{"key": "k2", "ts": 1, "count": 5_000_000_000, "label": "two"}], file_id="fg2-0")
+    return Warehouse(root, trips, events, first)
+
+
+@dataclass
+class LiveServer:
+    url: str
+    app: FastAPI
+    server: uvicorn.Server
+
+    @property
+    def catalog(self) -> Catalog:
+        """The app's catalog, for white-box assertions."""
+        catalog: Catalog = self.app.state.catalog
+        return catalog
+
+
+@contextmanager
+def live_server(settings: Settings) -> Iterator[LiveServer]:
+    """A uvicorn server running `create_app(settings)` in a thread, on a free 127.0.0.1 port."""
+    app = create_app(settings)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    try:
+        yield LiveServer(f"http://127.0.0.1:{port}", app, server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
