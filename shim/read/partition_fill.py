@@ -1,8 +1,12 @@
-"""Partition columns of tables written with `hoodie.datasource.write.drop.partition.columns=true`.
+"""Partition columns taken from the partition path instead of the data files.
 
-Such tables leave the partition columns out of the data files; readers recover them from the
-partition path, which is exact only when the path holds the plain column values (simple and
-complex key generators).
+Two cases:
+- tables written with `hoodie.datasource.write.drop.partition.columns=true` leave the partition
+  columns out of the data files; readers must recover them from the path;
+- in every other table a partition column holds, in each file, exactly the value its path spells
+  when the path maps one-to-one onto the partition fields and the type is text, integer or
+  boolean (the path is the value's text): then reading a constant from the path is exact and
+  spares decoding the column. The default partition (null or empty) is still read from files.
 """
 
 from __future__ import annotations
@@ -19,10 +23,42 @@ from shim.properties import TableConfig
 from shim.read.plan import FilePlan, SchemaResolver
 
 
+def exact_from_path(data_type: pa.DataType) -> bool:
+    """Whether a partition path spells values of this type exactly."""
+    return (
+        pa.types.is_string(data_type)
+        or pa.types.is_large_string(data_type)
+        or pa.types.is_integer(data_type)
+        or pa.types.is_boolean(data_type)
+    )
+
+
+def typed_partition_values(
+    raw: Mapping[str, str | None], schema: pa.Schema
+) -> dict[str, pa.Scalar | None]:
+    """Path values cast to their column types (None: the value cannot be typed from the path)."""
+    typed: dict[str, pa.Scalar | None] = {}
+    for name, text in raw.items():
+        index = schema.get_field_index(name)
+        if index < 0:
+            continue
+        target = schema.field(index).type
+        if text is None:
+            typed[name] = pa.scalar(None, target)
+            continue
+        try:
+            typed[name] = pa.scalar(text, pa.string()).cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            typed[name] = None
+    return typed
+
+
 @dataclass(frozen=True, slots=True)
 class _FilledPlan:
     inner: FilePlan
-    constants: Mapping[str, pa.Scalar]
+    columns: tuple[str, ...]
+    constants: Mapping[str, pa.Field]
+    values: Mapping[str, pa.Scalar]
 
     @property
     def read_columns(self) -> tuple[str, ...]:
@@ -30,53 +66,65 @@ class _FilledPlan:
 
     @property
     def passthrough(self) -> Mapping[str, str]:
-        return {k: v for k, v in self.inner.passthrough.items() if k not in self.constants}
+        return self.inner.passthrough
 
     def apply(self, data: pa.RecordBatch) -> pa.RecordBatch:
         batch = self.inner.apply(data)
-        for name, value in self.constants.items():
-            index = batch.schema.get_field_index(name)
-            if index >= 0:
-                column = pa.array([value.as_py()] * batch.num_rows, type=batch.schema.field(index).type)
-                batch = batch.set_column(index, batch.schema.field(index), column)
-        return batch
+        arrays, fields = [], []
+        for name in self.columns:
+            if name in self.constants:
+                fields.append(self.constants[name])
+                arrays.append(pa.repeat(self.values[name], batch.num_rows))
+            else:
+                fields.append(batch.schema.field(name))
+                arrays.append(batch.column(name))
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
 class PartitionFillingResolver:
-    """Wraps a resolver: partition columns absent from files take their value from the path."""
+    """Wraps a resolver: partition columns come from the file's partition path where that is exact
+    (or where the files do not hold them at all)."""
 
     def __init__(self, inner: SchemaResolver, table_path: str, config: TableConfig, schema: pa.Schema) -> None:
         self.inner = inner
         self.table_path = table_path
         self.config = config
         self.schema = schema
-        self._cache: dict[str, dict[str, pa.Scalar]] = {}
+        self._cache: dict[str, dict[str, pa.Scalar | None] | None] = {}
 
     def plan(self, *, instant: str, file_schema: pa.Schema, columns: Sequence[str], path: str) -> FilePlan:
-        plan = self.inner.plan(instant=instant, file_schema=file_schema, columns=columns, path=path)
-        wanted = [c for c in self.config.partition_fields if c in columns and file_schema.get_field_index(c) < 0]
-        if not wanted:
-            return plan
-        constants = self._values(path)
-        return _FilledPlan(plan, {name: constants[name] for name in wanted})
+        candidates = [c for c in self.config.partition_fields if c in columns]
+        if not candidates:
+            return self.inner.plan(instant=instant, file_schema=file_schema, columns=columns, path=path)
+        values = self._values(path)
+        constants: dict[str, pa.Scalar] = {}
+        for name in candidates:
+            absent = file_schema.get_field_index(name) < 0
+            value = values.get(name) if values is not None else None
+            if absent and self.config.drop_partition_columns:
+                if value is None:
+                    raise UnsupportedFeatureError(
+                        f"{path}: partition column {name!r} was dropped from the data files and the partition "
+                        f"path does not hold its value (key generator {self.config.key_generator})",
+                        feature="drop-partition-columns",
+                        path=path,
+                        column=name,
+                    )
+                constants[name] = value
+            elif value is not None and value.is_valid and exact_from_path(value.type):
+                constants[name] = value
+        if not constants:
+            return self.inner.plan(instant=instant, file_schema=file_schema, columns=columns, path=path)
+        rest = [c for c in columns if c not in constants]
+        inner = self.inner.plan(instant=instant, file_schema=file_schema, columns=rest, path=path)
+        fields = {name: self.schema.field(name) for name in constants}
+        return _FilledPlan(inner, tuple(columns), fields, constants)
 
-    def _values(self, path: str) -> dict[str, pa.Scalar]:
+    def _values(self, path: str) -> dict[str, pa.Scalar | None] | None:
         file_path = path.split("@", 1)[0]
         partition = os.path.relpath(os.path.dirname(file_path), self.table_path).replace(os.sep, "/")
         partition = "" if partition == "." else partition
-        if partition in self._cache:
-            return self._cache[partition]
-        raw = partition_values(partition, self.config)
-        if raw is None:
-            raise UnsupportedFeatureError(
-                f"{file_path}: partition columns were dropped from the data files and the partition path "
-                f"{partition!r} does not hold their values (key generator {self.config.key_generator})",
-                feature="drop-partition-columns",
-                path=file_path,
-            )
-        values = {}
-        for name, text in raw.items():
-            target = self.schema.field(name).type
-            values[name] = pa.scalar(text, pa.string()).cast(target) if text is not None else pa.scalar(None, target)
-        self._cache[partition] = values
-        return values
+        if partition not in self._cache:
+            raw = partition_values(partition, self.config)
+            self._cache[partition] = None if raw is None else typed_partition_values(raw, self.schema)
+        return self._cache[partition]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from shim.errors import ColumnNotFoundError, InvalidArgumentError
 from shim.filters import FilterLike, to_expr
 from shim.plan.partitions import list_partitions, partition_values
+from shim.read.partition_fill import exact_from_path, typed_partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.merge_keys import MergeSpec, merge_spec_for
@@ -99,20 +100,20 @@ def build_scan(
     bound = _bind_filter(row_filter, full_schema)
     merging = scan_mode == "snapshot" and table.config.is_mor
     merge = merge_spec_for(table.config, full_schema, schemas.current_name) if merging else None
+    slices: list[FileSlice] = []
+    if plan_files and read_instant is not None:
+        partitions, bound = _pruned_partitions(table, schemas.data_schema, bound)
+        slices = file_slices_as_of(table.path, partitions, timeline, read_instant)
+        if scan_mode == "read_optimized":
+            slices = [s.without_logs() for s in slices if s.base_file is not None]
+        if touched is not None:
+            slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
     needed = set(output_schema.names) | (set(bound.columns) if bound is not None else set())
     if commit_filter is not None:
         needed.add(COMMIT_TIME)
     if merge is not None:
         needed |= set(merge.columns)
     read_schema = pa.schema([f for f in full_schema if f.name in needed])
-    slices: list[FileSlice] = []
-    if plan_files and read_instant is not None:
-        partitions = _pruned_partitions(table, schemas.data_schema, bound)
-        slices = file_slices_as_of(table.path, partitions, timeline, read_instant)
-        if scan_mode == "read_optimized":
-            slices = [s.without_logs() for s in slices if s.base_file is not None]
-        if touched is not None:
-            slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
     return PlannedScan(
         table=table,
         mode=scan_mode,  # type: ignore[arg-type]
@@ -154,28 +155,27 @@ def _bind_filter(row_filter: FilterLike | pc.Expression, schema: pa.Schema) -> R
     return RowFilter.bind(expr, schema) if expr is not None else None
 
 
-def _pruned_partitions(table: Table, data_schema: pa.Schema, row_filter: RowFilter | None) -> list[str]:
+def _pruned_partitions(
+    table: Table, data_schema: pa.Schema, row_filter: RowFilter | None
+) -> tuple[list[str], RowFilter | None]:
+    """Partitions that may hold matching rows, and the filter left to apply to their rows.
+
+    A filter term on partition columns alone that holds for every partition read is dropped: the
+    partition path already guarantees it (where the path spells the values exactly).
+    """
     partitions = list_partitions(table.path, table.config)
     if row_filter is None or not table.config.is_partitioned:
-        return partitions
-    values = []
+        return partitions, row_filter
+    values: list[Mapping[str, object] | None] = []
+    exact: list[Mapping[str, object] | None] = []
     for partition in partitions:
         raw = partition_values(partition, table.config)
-        values.append(None if raw is None else _typed_values(raw, data_schema))
-    return row_filter.partitions_to_read(partitions, values, data_schema)
+        typed = typed_partition_values(raw, data_schema) if raw is not None else None
+        values.append(None if typed is None else {k: v.as_py() for k, v in typed.items() if v is not None})
+        exact.append(None if typed is None else {
+            k: v.as_py() for k, v in typed.items() if v is not None and v.is_valid and exact_from_path(v.type)})
+    kept = set(row_filter.partitions_to_read(partitions, values, data_schema))
+    chosen = [p for p in partitions if p in kept]
+    certain = [e for p, e in zip(partitions, exact) if p in kept]
+    return chosen, row_filter.without_terms_true_in(certain)
 
-
-def _typed_values(raw: dict[str, str | None], data_schema: pa.Schema) -> dict[str, object]:
-    typed: dict[str, object] = {}
-    for name, value in raw.items():
-        index = data_schema.get_field_index(name)
-        if index < 0:
-            continue
-        if value is None:
-            typed[name] = None
-            continue
-        try:
-            typed[name] = pa.scalar(value).cast(data_schema.field(index).type).as_py()
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
-            continue  # cannot type the value: leave the column unknown, never prune on it
-    return typed

@@ -17,7 +17,15 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from shim.errors import InvalidFilterError
-from shim.filters import Expr, bind, conjuncts, evaluate_on_partition, referenced_columns, to_arrow_expression
+from shim.filters import (
+    Expr,
+    and_all,
+    bind,
+    conjuncts,
+    evaluate_on_partition,
+    referenced_columns,
+    to_arrow_expression,
+)
 
 _PRUNING_FS = pafs.LocalFileSystem()
 
@@ -56,6 +64,29 @@ class RowFilter:
             pushed = [c for c in conjuncts(self.expr) if referenced_columns(c) <= exact]
             return reduce(lambda a, b: a & b, (to_arrow_expression(c) for c in pushed)) if pushed else None
         return self.expression if self.columns <= exact else None
+
+    def without_terms_true_in(self, partitions: Sequence[Mapping[str, object] | None]) -> RowFilter | None:
+        """This filter without the terms that hold on every row of the given partitions.
+
+        Args:
+            partitions: for each partition read, the column values its path guarantees (None:
+                nothing known).
+        """
+        if self.expr is None or not partitions or any(p is None for p in partitions):
+            return self
+        known = [p for p in partitions if p is not None]
+        kept = []
+        for term in conjuncts(self.expr):
+            names = referenced_columns(term)
+            if all(names <= set(p) and evaluate_on_partition(term, p) for p in known):
+                continue
+            kept.append(term)
+        if len(kept) == len(conjuncts(self.expr)):
+            return self
+        remaining = and_all(kept)
+        if remaining is None:
+            return None
+        return RowFilter(to_arrow_expression(remaining), remaining, frozenset(referenced_columns(remaining)))
 
     def partitions_to_read(
         self, partitions: Sequence[str], values: Sequence[Mapping[str, object] | None], schema: pa.Schema

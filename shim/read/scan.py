@@ -42,12 +42,13 @@ class ScanContext:
 def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
     """Stream the rows of `slices` as one RecordBatchReader with `context.output_schema`."""
     producers: list[Producer[pa.RecordBatch]] = []
-    plain: dict[str, list[FileSlice]] = defaultdict(list)
+    plain: dict[tuple[str, str], list[FileSlice]] = defaultdict(list)
     for file_slice in slices:
         if file_slice.has_logs and context.slice_reader is not None:
             producers.append(_merge_producer(context, file_slice))
         elif file_slice.base_file is not None:
-            plain[file_slice.base_file.instant_time].append(file_slice)
+            # One plan per group: files of one commit in one partition share schema and path values.
+            plain[(file_slice.base_file.instant_time, file_slice.partition_path)].append(file_slice)
     plain_producers = [_plain_producer(context, group) for _, group in sorted(plain.items())]
     # Merges are CPU-heavy Python work and plain scans are multi-threaded inside Arrow: start
     # merges first so both kinds overlap.

@@ -79,7 +79,7 @@ def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
         resolver = NameMatchingResolver(internal)
         on_read = False
     full = internal_to_arrow(internal)
-    if table.config.drop_partition_columns and table.config.is_partitioned:
+    if table.config.is_partitioned:
         resolver = PartitionFillingResolver(resolver, table.path, table.config, full)
     versions = tuple(history.history()) if on_read else ()
     return TableSchemas(internal, full, strip_meta(full), resolver, on_read, versions)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -130,10 +131,23 @@ def write_base_file(
     partition_id: int = 0,
     prev_commit: str | None = None,
     num_updates: int = 0,
+    preserve_meta: bool = False,
+    parquet_options: Mapping[str, Any] | None = None,
 ) -> FileWrite:
-    """Write one Parquet base file (meta columns added) and return its write stat."""
+    """Write one Parquet base file (meta columns added) and return its write stat.
+
+    With `preserve_meta`, `data` already holds the five meta columns first (records carried over
+    from an older file keep their commit time and sequence number, as Hudi's merge and compaction
+    keep them); only `_hoodie_file_name` is set to the new file. `parquet_options` go to
+    `pyarrow.parquet.write_table` (which columns get dictionaries and statistics, for example).
+    """
     name = base_file_name(file_id, write_token, instant)
-    full = with_meta_columns(data, config, instant=instant, file_name=name, partition_id=partition_id)
+    if preserve_meta:
+        full = data.set_column(
+            META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name", pa.repeat(pa.scalar(name), data.num_rows)
+        )
+    else:
+        full = with_meta_columns(data, config, instant=instant, file_name=name, partition_id=partition_id)
     folder = join(table_path, partition_path)
     os.makedirs(folder, exist_ok=True)
     ensure_partition_metafile(table_path, partition_path, instant)
@@ -149,7 +163,8 @@ def write_base_file(
         metadata[b"hoodie_min_record_key"] = bounds["min"].as_py().encode()
         metadata[b"hoodie_max_record_key"] = bounds["max"].as_py().encode()
     path = os.path.join(folder, name)
-    pq.write_table(full.replace_schema_metadata(metadata), path, compression="snappy")
+    options: dict[str, Any] = {"compression": "snappy", **(parquet_options or {})}
+    pq.write_table(full.replace_schema_metadata(metadata), path, **options)
     return FileWrite(
         partition_path=partition_path,
         file_id=file_id,

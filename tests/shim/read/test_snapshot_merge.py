@@ -156,3 +156,17 @@ def test_dropped_partition_columns_are_recovered_from_the_path(tmp_path):
     result = shim.open_table(table.path).read(filter="year = 2024")
     assert sorted(result.to_pylist(), key=lambda r: r["id"]) == [
         {"id": "a", "ts": 1, "year": 2024}, {"id": "b", "ts": 1, "year": 2024}]
+
+
+def test_partition_terms_guaranteed_by_the_path_are_not_reread(tmp_path):
+    from shim.read.request import build_scan
+
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("v", pa.int64())])
+    table = TinyTable(tmp_path / "t", schema, partition=["city"], mor=False)
+    table.base([{"id": "a", "ts": 1, "city": "sf", "v": 1}], file_id="sf-0", partition="city=sf")
+    table.base([{"id": "b", "ts": 1, "city": "ny", "v": 2}], file_id="ny-0", partition="city=ny")
+    t = shim.open_table(table.path)
+    scan = build_scan(t, columns=["v"], row_filter="city = 'sf' AND v > 0")
+    assert str(scan.row_filter.expr) == "v > 0"
+    assert scan.read_schema.names == ["v"]
+    assert t.read(columns=["id", "city"], filter="city = 'sf'").to_pylist() == [{"id": "a", "city": "sf"}]

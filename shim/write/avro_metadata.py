@@ -1,0 +1,154 @@
+"""Avro timeline records of table version 6: rollback plans and metadata, compaction plans.
+
+The schemas are those of Hudi 0.14/0.15 (`HoodieRollbackPlan`, `HoodieRollbackMetadata`,
+`HoodieCompactionPlan`, namespace `org.apache.hudi.avro.model`); files are single-record Avro
+containers without compression, as `TimelineMetadataUtils.serializeAvroMetadata` writes them.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+import fastavro
+
+_NS = "org.apache.hudi.avro.model"
+_STRING_ARRAY = {"type": "array", "items": "string"}
+_LONG_MAP = {"type": "map", "values": "long"}
+
+INSTANT_INFO: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieInstantInfo",
+    "namespace": _NS,
+    "fields": [{"name": "commitTime", "type": "string"}, {"name": "action", "type": "string"}],
+}
+
+ROLLBACK_PLAN: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieRollbackPlan",
+    "namespace": _NS,
+    "fields": [
+        {"name": "instantToRollback", "type": ["null", INSTANT_INFO], "default": None},
+        {
+            "name": "RollbackRequests",
+            "type": [
+                "null",
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "record",
+                        "name": "HoodieRollbackRequest",
+                        "fields": [
+                            {"name": "partitionPath", "type": "string"},
+                            {"name": "fileId", "type": ["null", "string"], "default": None},
+                            {"name": "latestBaseInstant", "type": ["null", "string"], "default": None},
+                            {"name": "filesToBeDeleted", "type": _STRING_ARRAY, "default": []},
+                            {"name": "logBlocksToBeDeleted", "type": ["null", _LONG_MAP], "default": None},
+                        ],
+                    },
+                },
+            ],
+            "default": None,
+        },
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+
+ROLLBACK_METADATA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieRollbackMetadata",
+    "namespace": _NS,
+    "fields": [
+        {"name": "startRollbackTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "commitsRollback", "type": _STRING_ARRAY},
+        {
+            "name": "partitionMetadata",
+            "type": {
+                "type": "map",
+                "values": {
+                    "type": "record",
+                    "name": "HoodieRollbackPartitionMetadata",
+                    "fields": [
+                        {"name": "partitionPath", "type": "string"},
+                        {"name": "successDeleteFiles", "type": _STRING_ARRAY},
+                        {"name": "failedDeleteFiles", "type": _STRING_ARRAY},
+                        {"name": "rollbackLogFiles", "type": ["null", _LONG_MAP], "default": None},
+                        {"name": "logFilesFromFailedCommit", "type": ["null", _LONG_MAP], "default": None},
+                    ],
+                },
+            },
+        },
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "instantsRollback", "type": {"type": "array", "items": INSTANT_INFO}, "default": []},
+    ],
+}
+
+COMPACTION_PLAN: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieCompactionPlan",
+    "namespace": _NS,
+    "fields": [
+        {
+            "name": "operations",
+            "type": [
+                "null",
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "record",
+                        "name": "HoodieCompactionOperation",
+                        "fields": [
+                            {"name": "baseInstantTime", "type": ["null", "string"]},
+                            {"name": "deltaFilePaths", "type": ["null", _STRING_ARRAY], "default": None},
+                            {"name": "dataFilePath", "type": ["null", "string"], "default": None},
+                            {"name": "fileId", "type": ["null", "string"]},
+                            {"name": "partitionPath", "type": ["null", "string"], "default": None},
+                            {"name": "metrics", "type": ["null", {"type": "map", "values": "double"}], "default": None},
+                            {"name": "bootstrapFilePath", "type": ["null", "string"], "default": None},
+                        ],
+                    },
+                },
+            ],
+            "default": None,
+        },
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": "string"}], "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {
+            "name": "strategy",
+            "type": [
+                "null",
+                {
+                    "type": "record",
+                    "name": "HoodieCompactionStrategy",
+                    "fields": [
+                        {"name": "compactorClassName", "type": ["null", "string"], "default": None},
+                        {"name": "strategyParams", "type": ["null", {"type": "map", "values": "string"}],
+                         "default": None},
+                        {"name": "version", "type": ["int", "null"], "default": 1},
+                    ],
+                },
+            ],
+            "default": None,
+        },
+        {"name": "preserveHoodieMetadata", "type": ["boolean", "null"], "default": False},
+    ],
+}
+
+
+def encode_avro_record(schema: Mapping[str, Any], record: Mapping[str, Any]) -> bytes:
+    """A one-record Avro container file (no codec), as Hudi writes timeline metadata."""
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(dict(schema)), [dict(record)], codec="null")
+    return out.getvalue()
+
+
+def decode_avro_record(data: bytes) -> dict[str, Any]:
+    """The first record of an Avro container file ({} for an empty file)."""
+    if not data:
+        return {}
+    for record in fastavro.reader(io.BytesIO(data)):
+        return dict(record)  # type: ignore[arg-type]
+    return {}

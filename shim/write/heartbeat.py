@@ -1,0 +1,51 @@
+"""Writer heartbeats: `.hoodie/.heartbeat/<instant>`, an empty file whose modification time is
+the writer's last sign of life (Hudi's `HoodieHeartbeatClient`).
+
+A pending instant whose heartbeat is older than `interval * tolerable misses` (or missing)
+belongs to a failed writer; the next writer rolls it back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+HEARTBEAT_FOLDER = ".heartbeat"
+
+
+def heartbeat_path(table_path: str, instant: str) -> str:
+    """The heartbeat file of an instant."""
+    return os.path.join(table_path, ".hoodie", HEARTBEAT_FOLDER, instant)
+
+
+def beat(table_path: str, instant: str) -> None:
+    """Create or touch the heartbeat of `instant` (now)."""
+    path = heartbeat_path(table_path, instant)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "ab"):
+        pass
+    os.utime(path, None)
+
+
+def last_beat(table_path: str, instant: str) -> float | None:
+    """Time (epoch seconds) of the last heartbeat, or None when there is no heartbeat file."""
+    try:
+        return os.stat(heartbeat_path(table_path, instant)).st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def is_alive(table_path: str, instant: str, timeout_s: float, now: float | None = None) -> bool:
+    """Whether the writer of `instant` beat within the last `timeout_s` seconds."""
+    last = last_beat(table_path, instant)
+    if last is None:
+        return False
+    return (time.time() if now is None else now) - last <= timeout_s
+
+
+def stop(table_path: str, instant: str) -> None:
+    """Delete the heartbeat of a finished (or abandoned) write."""
+    try:
+        os.remove(heartbeat_path(table_path, instant))
+    except FileNotFoundError:
+        pass

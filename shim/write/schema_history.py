@@ -1,0 +1,123 @@
+"""Schema-on-read bookkeeping of a commit: `latestSchema` and `.hoodie/.schema/<instant>.schemacommit`.
+
+Hudi (`BaseHoodieWriteClient.saveInternalSchema`, `FileBasedInternalSchemaStorageManager`) records
+on every commit of a schema-on-read table:
+- `extraMetadata.latestSchema`: the table's InternalSchema after the commit. When the commit did
+  not change the schema it is the previous schema, keeping its version id; a changed schema gets
+  the commit's instant as version id.
+- a history file `<instant>.schemacommit` (after `.schemacommit.requested` and
+  `.schemacommit.inflight`, as on the table timeline) holding every version, newest first; an
+  unchanged schema re-records the previous history text as is.
+Before writing, files of instants that never completed are removed (`cleanResidualFiles`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from shim.schema import InternalSchema, history_to_json, inherit_schema_history
+from shim.storage import list_names
+from shim.timeline.instant import instant_key
+from shim.timeline.timeline import Timeline
+from shim.write.table_init import write_atomically
+
+SCHEMA_FOLDER = ".schema"
+SCHEMA_COMMIT = "schemacommit"
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaCommit:
+    """What one commit records: its `latestSchema` and the history text of its `.schemacommit`."""
+
+    latest: InternalSchema
+    history: str
+    changed: bool
+
+
+def schema_folder(table_path: str) -> str:
+    return os.path.join(table_path, ".hoodie", SCHEMA_FOLDER)
+
+
+def _instant_of(name: str) -> str | None:
+    head = name.split(".", 1)[0]
+    return head if head.isdigit() and f".{SCHEMA_COMMIT}" in name else None
+
+
+def latest_history_text(table_path: str, timeline: Timeline) -> str:
+    """The newest `.schemacommit` of a completed commit ("" when the table has none)."""
+    folder = schema_folder(table_path)
+    completed = [
+        name[: -len(SCHEMA_COMMIT) - 1]
+        for name in list_names(folder)
+        if name.endswith(f".{SCHEMA_COMMIT}") and timeline.is_committed(name[: -len(SCHEMA_COMMIT) - 1])
+    ]
+    if not completed:
+        return ""
+    newest = max(completed, key=instant_key)
+    with open(os.path.join(folder, f"{newest}.{SCHEMA_COMMIT}"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def same_schema(a: InternalSchema, b: InternalSchema) -> bool:
+    """Whether two versions describe the same columns (ids, names, types, order), versions aside."""
+    return a.record.fields == b.record.fields and a.max_column_id == b.max_column_id
+
+
+def plan_schema_commit(
+    previous: InternalSchema | None, history: str, evolved: InternalSchema, instant: str
+) -> SchemaCommit:
+    """What a commit at `instant` records, given the schema before it and the schema it wrote with."""
+    if previous is not None and same_schema(previous, evolved):
+        if history:
+            return SchemaCommit(previous, history, False)
+        # The table's first schema-on-read commit: Hudi versions the schema at this instant.
+        latest = InternalSchema(previous.record, int(instant), previous.max_column_id)
+        return SchemaCommit(latest, history_to_json([latest]), False)
+    latest = InternalSchema(evolved.record, int(instant), evolved.max_column_id)
+    if not history and previous is not None:
+        history = history_to_json([previous])
+    return SchemaCommit(latest, inherit_schema_history(latest, history), previous is not None)
+
+
+def persist_history(table_path: str, timeline: Timeline, instant: str, history: str) -> None:
+    """Write `.schemacommit.requested`, `.inflight` and the completed `<instant>.schemacommit`.
+
+    Residual files of instants that never completed on `timeline` are removed first.
+    """
+    folder = schema_folder(table_path)
+    os.makedirs(folder, exist_ok=True)
+    clean_residual_files(table_path, timeline, keep=instant)
+    write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.requested"), b"")
+    write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.inflight"), b"")
+    write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}"), history.encode("utf-8"))
+
+
+def clean_residual_files(table_path: str, timeline: Timeline, keep: str | None = None) -> list[str]:
+    """Delete schema files of instants that are not completed commits; returns the names removed."""
+    folder = schema_folder(table_path)
+    removed = []
+    for name in list_names(folder):
+        instant = _instant_of(name)
+        if instant is None or instant == keep or timeline.is_committed(instant):
+            continue
+        try:
+            os.remove(os.path.join(folder, name))
+            removed.append(name)
+        except FileNotFoundError:
+            pass
+    return sorted(removed)
+
+
+def remove_schema_files(table_path: str, instant: str) -> list[str]:
+    """Delete every schema file of `instant` (a rolled-back write); returns the names removed."""
+    folder = schema_folder(table_path)
+    removed = []
+    for name in list_names(folder):
+        if _instant_of(name) == instant:
+            try:
+                os.remove(os.path.join(folder, name))
+                removed.append(name)
+            except FileNotFoundError:
+                pass
+    return sorted(removed)

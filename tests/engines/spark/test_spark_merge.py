@@ -1,0 +1,49 @@
+"""Base file rewrites: updates replace, deletes remove, carried-over records keep their meta."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from engines.spark.merge import merge_records
+
+
+def records(rows: list[tuple[str, int, str, str]]) -> pa.Table:
+    return pa.table({
+        "_hoodie_commit_time": [r[3] for r in rows],
+        "_hoodie_record_key": [r[0] for r in rows],
+        "ts": pa.array([r[1] for r in rows], pa.int64()),
+        "v": [r[2] for r in rows],
+    })
+
+
+PREVIOUS = records([("a", 5, "old-a", "1"), ("b", 5, "old-b", "1"), ("c", 5, "old-c", "1")])
+
+
+def by_key(table: pa.Table) -> dict[str, tuple[str, str]]:
+    return {r["_hoodie_record_key"]: (r["v"], r["_hoodie_commit_time"]) for r in table.to_pylist()}
+
+
+def test_commit_time_ordering_incoming_always_wins():
+    incoming = records([("a", 1, "new-a", "2"), ("d", 1, "new-d", "2")])
+    result = merge_records(PREVIOUS, incoming, pa.array(["c"]))
+    assert by_key(result.table) == {"a": ("new-a", "2"), "b": ("old-b", "1"), "d": ("new-d", "2")}
+    assert (result.inserts, result.updates, result.deletes) == (1, 1, 1)
+
+
+def test_event_time_ordering_keeps_strictly_greater_previous_record():
+    incoming = records([("a", 1, "lower", "2"), ("b", 5, "tie", "2"), ("c", 9, "higher", "2")])
+    result = merge_records(PREVIOUS, incoming, pa.array([], pa.string()), ("ts",))
+    assert by_key(result.table) == {"a": ("old-a", "1"), "b": ("tie", "2"), "c": ("higher", "2")}
+    assert (result.inserts, result.updates, result.deletes) == (0, 2, 0)
+
+
+def test_null_ordering_value_counts_lowest():
+    incoming = records([("a", 1, "x", "2")]).set_column(2, "ts", pa.array([None], pa.int64()))
+    result = merge_records(PREVIOUS, incoming, pa.array([], pa.string()), ("ts",))
+    assert by_key(result.table)["a"] == ("old-a", "1")
+
+
+def test_no_previous_file_writes_the_batch():
+    incoming = records([("a", 1, "x", "2")])
+    result = merge_records(None, incoming, pa.array(["zz"]))
+    assert result.table == incoming and result.inserts == 1

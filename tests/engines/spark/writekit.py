@@ -1,0 +1,62 @@
+"""Helpers for writer tests: run a write job without Spark, read rows back two ways."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+import shim
+from engines.spark.job import abort_write, commit_write, plan_write
+from engines.spark.task import TaskInfo, write_task
+
+SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("fare", pa.float64())])
+_STAGES = itertools.count(1)  # like Spark: every job's tasks get new stage and attempt ids
+BASE_OPTIONS = {
+    "hoodie.table.name": "trips",
+    "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.bucket.index.num.buckets": "4",
+}
+
+
+def rows_table(rows: Sequence[dict] | pa.Table, schema: pa.Schema | None = None) -> pa.Table:
+    return rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=schema or SCHEMA)
+
+
+def write(path: Path | str, rows: Sequence[dict] | pa.Table, *, tasks: int = 1, schema: pa.Schema | None = None,
+          commit: bool = True, **options: str) -> str:
+    """One write job: the rows split over `tasks` tasks (round robin), then committed."""
+    table = rows_table(rows, schema)
+    plan = plan_write(str(path), {**BASE_OPTIONS, **options}, table.schema)
+    stage = next(_STAGES)
+    for task in range(tasks):
+        part = table.take(pa.array(range(task, table.num_rows, tasks), pa.int64()))
+        write_task(plan, part.to_batches(), TaskInfo(task, stage, stage * 100 + task))
+    if commit:
+        commit_write(plan)
+    else:
+        abort_write(plan)
+    return plan.instant
+
+
+def shim_rows(path: Path | str, **kwargs: object) -> list[dict]:
+    return sorted(shim.open_table(str(path)).read(**kwargs).to_pylist(), key=lambda r: r["id"])  # type: ignore[arg-type]
+
+
+def hudi_rs_rows(path: Path | str, columns: Sequence[str]) -> list[dict]:
+    import hudi
+
+    table = pa.Table.from_batches(hudi.HudiTable(str(path)).read())
+    return sorted(table.select(list(columns)).to_pylist(), key=lambda r: r["id"])
+
+
+def data_files(path: Path | str) -> list[str]:
+    """Relative paths of every base and log file."""
+    root = Path(path)
+    return sorted(
+        str(p.relative_to(root)) for p in root.rglob("*")
+        if p.is_file() and ".hoodie" not in p.parts and (p.suffix == ".parquet" or ".log." in p.name)
+    )
