@@ -12,17 +12,24 @@ from shim import storage
 from shim.errors import TableNotFoundError
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
+from shim.read.cache import ByteBoundedCache
 from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.request import FilterLike, ScanMode, build_scan
+from shim.read.slice_state import SliceMergeState
 from shim.timeline.instant import Instant
 from shim.timeline.schemas import SchemaHistory
 from shim.timeline.timeline import Timeline
 
 __all__ = ["Table", "open_table"]
 
+DEFAULT_MERGE_CACHE_BYTES = 256 * 2**20
 
-def open_table(location: str | os.PathLike[str]) -> Table:
+
+def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> Table:
     """Open the Hudi table at a local path or `file://` URI.
+
+    Args:
+        merge_cache_bytes: memory for remembering merged file slices between scans (0: none).
 
     Raises:
         TableNotFoundError: no `.hoodie/hoodie.properties` there.
@@ -42,15 +49,16 @@ def open_table(location: str | os.PathLike[str]) -> Table:
             )
     with open(props_path, encoding="utf-8") as handle:
         config = TableConfig.from_text(handle.read(), props_path)
-    return Table(path, config)
+    return Table(path, config, merge_cache_bytes=merge_cache_bytes)
 
 
 class Table:
     """A Hudi table, read as of the timeline loaded when it was opened (`refresh()` reloads it)."""
 
-    def __init__(self, path: str, config: TableConfig) -> None:
+    def __init__(self, path: str, config: TableConfig, *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> None:
         self.path = path
         self.config = config
+        self.slice_cache: ByteBoundedCache[SliceMergeState] = ByteBoundedCache(merge_cache_bytes)
         self._timeline = Timeline.load(path, config)
         self._schema_history = SchemaHistory(path, self._timeline)
 

@@ -60,3 +60,13 @@ def scan_parquet(
             f"cannot read Parquet data from {', '.join(paths[:3])}{'...' if len(paths) > 3 else ''}: {exc}",
             path=paths[0],
         ) from exc
+
+
+def iter_parquet_in_order(path: str, plan: FilePlan, *, batch_size: int = BATCH_SIZE) -> Iterator[pa.RecordBatch]:
+    """Every row of one Parquet file, in file order (no row filtering), mapped through `plan`."""
+    try:
+        parquet = pq.ParquetFile(path)
+        for batch in parquet.iter_batches(batch_size=batch_size, columns=list(plan.read_columns), use_threads=True):
+            yield plan.apply(batch)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise CorruptFileError(f"cannot read Parquet data from {path}: {exc}", path=path) from exc

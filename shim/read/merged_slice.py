@@ -1,24 +1,23 @@
 """Snapshot read of one file slice: base file records merged with its log records.
 
-Memory is bounded by the slice: the log side (records and events) is held whole, the base file
-streams batch by batch past it.
+The first read of a slice decodes its logs, streams the base file with the merge columns, decides
+row by row and remembers the outcome (`SliceMergeState`) in the table's cache; later reads of the
+slice stream only the columns they need and apply the remembered row mask. The standing log
+records follow the base rows. Memory is bounded by the slice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from shim.errors import CorruptFileError
 from shim.plan.slices import FileSlice
-from shim.read.base_files import read_file_schema, scan_parquet
-from shim.read.keys import record_keys
-from shim.read.log_blocks import visible_blocks
-from shim.read.log_records import read_slice_log
-from shim.read.merge import BaseMerger, resolve_winners
-from shim.read.merge_keys import RECORD_KEY, MergeMode, MergeSpec
+from shim.read.base_files import iter_parquet_in_order, read_file_schema
+from shim.read.plan import FilePlan
+from shim.read.slice_state import SliceMergeState, start_slice_merge
 
 if TYPE_CHECKING:
     from shim.read.request import PlannedScan
@@ -28,58 +27,59 @@ SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 
 def merged_slice_reader(scan: PlannedScan) -> SliceReader:
     """A function reading one file slice (base + logs) as of the scan's read instant."""
-    spec = scan.merge
-    assert spec is not None and scan.read_instant is not None
-    table_path = scan.table.path
-    timeline = scan.table.active_timeline
-    resolver = scan.schemas.resolver
-    read_schema = scan.read_schema
-    read_instant = scan.read_instant
+    assert scan.read_instant is not None and scan.merge is not None
+    cache = scan.table.slice_cache
+    columns = scan.read_schema.names
+    merge_columns = [c for c in scan.merge.columns if c not in columns]
 
     def read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
-        blocks = visible_blocks(file_slice.log_paths(table_path), timeline, read_instant)
-        log = read_slice_log(blocks, resolver, read_schema, spec)
-        merger = BaseMerger(resolve_winners(log.events, spec.mode), spec.mode)
-        base_path = file_slice.base_path(table_path)
-        if base_path is not None and file_slice.base_file is not None:
-            file_schema = read_file_schema(base_path)
-            plan = resolver.plan(
-                instant=file_slice.base_file.instant_time,
-                file_schema=file_schema,
-                columns=read_schema.names,
-                path=base_path,
-            )
-            pushdown = _base_pushdown(scan, plan.passthrough, merger, spec)
-            for batch in scan_parquet([base_path], file_schema, plan, pushdown):
-                yield _merge_batch(batch, merger, spec, base_path)
-        rows = merger.remaining_rows()
-        if len(rows):
-            yield from log.data.take(pa.array(rows)).to_batches()
+        key = (file_slice, scan.read_instant)
+        state = cache.get(key)
+        if state is None:
+            yield from _first_read(file_slice, key)
+        else:
+            yield from _cached_read(file_slice, state)
+
+    def _base_plan(file_slice: FileSlice, wanted: list[str]) -> tuple[str, FilePlan]:
+        path = file_slice.base_path(scan.table.path)
+        assert path is not None and file_slice.base_file is not None
+        plan = scan.schemas.resolver.plan(instant=file_slice.base_file.instant_time,
+                                          file_schema=read_file_schema(path), columns=wanted, path=path)
+        return path, plan
+
+    def _first_read(file_slice: FileSlice, key: object) -> Iterator[pa.RecordBatch]:
+        merge = start_slice_merge(scan, file_slice)
+        if file_slice.base_file is not None:
+            path, plan = _base_plan(file_slice, columns + merge_columns)
+            for batch in iter_parquet_in_order(path, plan):
+                keep = merge.keep(batch, scan, path)
+                if keep is not None:
+                    batch = batch.filter(pa.array(keep))
+                if batch.num_rows:
+                    yield batch.select(columns)
+        state = merge.state()
+        cache.put(key, state, state.nbytes)
+        yield from _log_rows(state)
+
+    def _cached_read(file_slice: FileSlice, state: SliceMergeState) -> Iterator[pa.RecordBatch]:
+        if file_slice.base_file is not None:
+            path, plan = _base_plan(file_slice, columns)
+            offset = 0
+            for batch in iter_parquet_in_order(path, plan):
+                rows = batch.num_rows
+                if state.base_keep is not None:
+                    batch = batch.filter(pa.array(state.base_keep[offset: offset + rows]))
+                offset += rows
+                if batch.num_rows:
+                    yield batch
+            if offset != state.base_rows:
+                raise CorruptFileError(
+                    f"{path} holds {offset} rows but held {state.base_rows} when it was merged; "
+                    "base files must not change after their commit", path=path)
+        yield from _log_rows(state)
+
+    def _log_rows(state: SliceMergeState) -> Iterator[pa.RecordBatch]:
+        if state.log_rows.num_rows:
+            yield from state.log_rows.select(columns).to_batches()
 
     return read
-
-
-def _merge_batch(batch: pa.RecordBatch, merger: BaseMerger, spec: MergeSpec, path: str) -> pa.RecordBatch:
-    keys = record_keys(batch, spec, path)
-    ordering = [batch.column(f) for f in spec.ordering_fields] if spec.mode is MergeMode.EVENT_TIME_ORDERING else []
-    mask = merger.keep_mask(keys, ordering)
-    return batch if mask is None else batch.filter(mask)
-
-
-def _base_pushdown(
-    scan: PlannedScan, passthrough: Mapping[str, str], merger: BaseMerger, spec: MergeSpec
-) -> pc.Expression | None:
-    """Row filter for the base file: the pushable filter, or the key being in the log.
-
-    Base rows whose key the log touches must reach the merge even when they fail the filter (the
-    merged record may pass it); everything else can be pruned by the filter alone.
-    """
-    if scan.row_filter is None or spec.key_fields or passthrough.get(RECORD_KEY) != RECORD_KEY:
-        return None
-    filtered = scan.row_filter.pushdown(passthrough, scan.read_schema)
-    if filtered is None:
-        return None
-    log_keys = merger.winners.keys
-    if len(log_keys) == 0:
-        return filtered
-    return filtered | pc.field(RECORD_KEY).isin(log_keys)

@@ -12,10 +12,10 @@ import pyarrow.compute as pc
 from shim.errors import ColumnNotFoundError, InvalidArgumentError
 from shim.filters import FilterLike, to_expr
 from shim.plan.partitions import list_partitions, partition_values
-from shim.read.partition_fill import exact_from_path, typed_partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.merge_keys import MergeSpec, merge_spec_for
+from shim.read.partition_fill import exact_from_path, typed_partition_values
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import TableSchemas, table_schemas_as_of
@@ -111,8 +111,6 @@ def build_scan(
     needed = set(output_schema.names) | (set(bound.columns) if bound is not None else set())
     if commit_filter is not None:
         needed.add(COMMIT_TIME)
-    if merge is not None:
-        needed |= set(merge.columns)
     read_schema = pa.schema([f for f in full_schema if f.name in needed])
     return PlannedScan(
         table=table,

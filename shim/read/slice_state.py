@@ -1,0 +1,94 @@
+"""The outcome of merging one file slice, independent of the query that reads it.
+
+Which base rows survive and which log records stand in for the rest depends only on the slice's
+files and the read instant, never on the columns or filter of a query. Computing it once (reading
+the base file's key and ordering columns and decoding the logs) lets every later read of the slice
+read only the columns it needs from the base file and apply a row mask. Tables keep these states
+in a byte-bounded cache (files of a completed commit never change).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from shim.plan.slices import FileSlice
+from shim.read.keys import record_keys
+from shim.read.log_blocks import visible_blocks
+from shim.read.log_records import read_slice_log
+from shim.read.merge import BaseMerger, resolve_winners
+from shim.read.merge_keys import MergeMode
+
+if TYPE_CHECKING:
+    from shim.read.request import PlannedScan
+
+
+@dataclass(frozen=True, slots=True)
+class SliceMergeState:
+    """Merged slice, as row choices.
+
+    Attributes:
+        base_rows: number of rows in the base file (0 without one).
+        base_keep: which base rows survive, in file order (None: all of them).
+        log_rows: the log records that stand in the result, with every table column.
+    """
+
+    base_rows: int
+    base_keep: np.ndarray | None
+    log_rows: pa.Table
+
+    @property
+    def nbytes(self) -> int:
+        return self.log_rows.nbytes + (self.base_keep.nbytes if self.base_keep is not None else 0) + 256
+
+
+@dataclass(slots=True)
+class SliceMerge:
+    """A merge under way: the log side is resolved, base batches are decided as they stream past."""
+
+    log: pa.Table
+    merger: BaseMerger
+    event_time: bool
+    masks: list[np.ndarray]
+    base_rows: int = 0
+    dropped: bool = False
+
+    def keep(self, batch: pa.RecordBatch, scan: PlannedScan, path: str) -> np.ndarray | None:
+        """Which rows of a base batch (holding the merge columns) survive; None: all of them."""
+        spec = scan.merge
+        assert spec is not None
+        self.base_rows += batch.num_rows
+        if len(self.merger.winners.keys) == 0:
+            self.masks.append(np.ones(batch.num_rows, dtype=bool))
+            return None
+        keys = record_keys(batch, spec, path)
+        ordering = [batch.column(f) for f in spec.ordering_fields] if self.event_time else []
+        mask = self.merger.keep_mask(keys, ordering)
+        keep = np.ones(batch.num_rows, dtype=bool) if mask is None else np.asarray(
+            mask.to_numpy(zero_copy_only=False), dtype=bool)
+        self.masks.append(keep)
+        if keep.all():
+            return None
+        self.dropped = True
+        return keep
+
+    def state(self) -> SliceMergeState:
+        """The outcome, once every base batch went past."""
+        rows = self.merger.remaining_rows()
+        log_rows = self.log.take(pa.array(rows, pa.int64())) if len(rows) else self.log.schema.empty_table()
+        keep = np.concatenate(self.masks) if self.dropped else None
+        return SliceMergeState(self.base_rows, keep, log_rows)
+
+
+def start_slice_merge(scan: PlannedScan, file_slice: FileSlice) -> SliceMerge:
+    """Decode the slice's visible log blocks (every table column) and resolve them per key."""
+    spec = scan.merge
+    assert spec is not None and scan.read_instant is not None
+    table = scan.table
+    blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant)
+    log = read_slice_log(blocks, scan.schemas.resolver, scan.schemas.full_schema, spec)
+    merger = BaseMerger(resolve_winners(log.events, spec.mode), spec.mode)
+    return SliceMerge(log.data, merger, spec.mode is MergeMode.EVENT_TIME_ORDERING, [])
