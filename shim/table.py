@@ -12,9 +12,11 @@ from shim import storage
 from shim.errors import TableNotFoundError
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
+from shim.plan.listing import TableListing
 from shim.read.cache import ByteBoundedCache
 from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.request import FilterLike, ScanMode, build_scan
+from shim.read.schemas import TableSchemas, table_schemas_as_of
 from shim.read.slice_state import SliceMergeState
 from shim.timeline.instant import Instant
 from shim.timeline.schemas import SchemaHistory
@@ -59,8 +61,13 @@ class Table:
         self.path = path
         self.config = config
         self.slice_cache: ByteBoundedCache[SliceMergeState] = ByteBoundedCache(merge_cache_bytes)
-        self._timeline = Timeline.load(path, config)
-        self._schema_history = SchemaHistory(path, self._timeline)
+        self._load()
+
+    def _load(self) -> None:
+        self._timeline = Timeline.load(self.path, self.config)
+        self._schema_history = SchemaHistory(self.path, self._timeline)
+        self.listing = TableListing(self.path, self.config)
+        self._schemas: dict[str | None, TableSchemas] = {}
 
     def __repr__(self) -> str:
         return f"Table({self.path!r}, {self.config.table_type.value}, version {self.config.version})"
@@ -79,10 +86,16 @@ class Table:
         """Schema-on-read versions of the table (InternalSchema by instant)."""
         return self._schema_history
 
+    def schemas_as_of(self, read_instant: str | None) -> TableSchemas:
+        """Query schema and per-file resolver at a read instant (cached: they never change)."""
+        cached = self._schemas.get(read_instant)
+        if cached is None:
+            cached = self._schemas[read_instant] = table_schemas_as_of(self, read_instant)
+        return cached
+
     def refresh(self) -> None:
         """Reload the timeline to see commits completed since the table was opened."""
-        self._timeline = Timeline.load(self.path, self.config)
-        self._schema_history = SchemaHistory(self.path, self._timeline)
+        self._load()
 
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""

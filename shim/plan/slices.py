@@ -45,16 +45,16 @@ class FileSlice:
 
 
 @dataclass(slots=True)
-class _Group:
+class FileGroupFiles:
     partition_path: str
     file_id: str
     base_files: list[BaseFile]
     log_files: list[LogFile]
 
 
-def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[_Group]:
+def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[FileGroupFiles]:
     """Every file group found in the given partitions, with all its base and log files."""
-    groups: dict[tuple[str, str], _Group] = {}
+    groups: dict[tuple[str, str], FileGroupFiles] = {}
     for partition in partitions:
         folder = storage.join(table_path, partition)
         try:
@@ -73,7 +73,7 @@ def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[_Group]
             key = (partition, item.file_id)
             group = groups.get(key)
             if group is None:
-                group = groups[key] = _Group(partition, item.file_id, [], [])
+                group = groups[key] = FileGroupFiles(partition, item.file_id, [], [])
             size = entry.stat().st_size
             if base is not None:
                 group.base_files.append(replace(base, size=size))
@@ -87,6 +87,7 @@ def file_slices_as_of(
     partitions: Iterable[str],
     timeline: Timeline,
     as_of: str | None,
+    groups: Iterable[FileGroupFiles] | None = None,
 ) -> list[FileSlice]:
     """The latest committed file slice of every live file group, as of the read instant `as_of`.
 
@@ -101,7 +102,7 @@ def file_slices_as_of(
     replaced = timeline.replaced_file_groups(as_of)
     by_completion = timeline.config.version >= 8
     slices: list[FileSlice] = []
-    for group in list_file_groups(table_path, partitions):
+    for group in groups if groups is not None else list_file_groups(table_path, partitions):
         if (group.partition_path, group.file_id) in replaced:
             continue
         file_slice = _latest_slice(group, timeline, as_of, by_completion)
@@ -110,7 +111,7 @@ def file_slices_as_of(
     return slices
 
 
-def _latest_slice(group: _Group, timeline: Timeline, as_of: str | None, by_completion: bool) -> FileSlice | None:
+def _latest_slice(group: FileGroupFiles, timeline: Timeline, as_of: str | None, by_completion: bool) -> FileSlice | None:
     bases = {base.instant_time: base for base in group.base_files}
     keys = sorted(bases, key=instant_key)
     logs_by_key: dict[str, list[LogFile]] = defaultdict(list)

@@ -11,14 +11,14 @@ import pyarrow.compute as pc
 
 from shim.errors import ColumnNotFoundError, InvalidArgumentError
 from shim.filters import FilterLike, to_expr
-from shim.plan.partitions import list_partitions, partition_values
+from shim.plan.partitions import partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.partition_fill import exact_from_path, typed_partition_values
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
-from shim.read.schemas import TableSchemas, table_schemas_as_of
+from shim.read.schemas import TableSchemas
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window
 from shim.timeline.instant import normalize_instant
 
@@ -94,7 +94,7 @@ def build_scan(
         if requested is not None:
             check_time_travel(timeline, requested)
         read_instant = timeline.resolve_as_of(requested)
-    schemas = table_schemas_as_of(table, read_instant)
+    schemas = table.schemas_as_of(read_instant)
     full_schema = schemas.full_schema
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
     bound = _bind_filter(row_filter, full_schema)
@@ -103,7 +103,8 @@ def build_scan(
     slices: list[FileSlice] = []
     if plan_files and read_instant is not None:
         partitions, bound = _pruned_partitions(table, schemas.data_schema, bound)
-        slices = file_slices_as_of(table.path, partitions, timeline, read_instant)
+        slices = file_slices_as_of(table.path, partitions, timeline, read_instant,
+                                   groups=table.listing.file_groups(partitions))
         if scan_mode == "read_optimized":
             slices = [s.without_logs() for s in slices if s.base_file is not None]
         if touched is not None:
@@ -161,7 +162,7 @@ def _pruned_partitions(
     A filter term on partition columns alone that holds for every partition read is dropped: the
     partition path already guarantees it (where the path spells the values exactly).
     """
-    partitions = list_partitions(table.path, table.config)
+    partitions = table.listing.partitions()
     if row_filter is None or not table.config.is_partitioned:
         return partitions, row_filter
     values: list[Mapping[str, object] | None] = []

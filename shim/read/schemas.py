@@ -95,13 +95,13 @@ def _with_meta(internal: InternalSchema) -> InternalSchema:
 
 
 def _schema_from_any_base_file(table: Table, read_instant: str | None) -> pa.Schema:
-    from shim.plan.partitions import list_partitions
     from shim.plan.slices import file_slices_as_of
 
     if read_instant is None:
         return pa.schema([])
-    partitions = list_partitions(table.path, table.config)
-    for file_slice in file_slices_as_of(table.path, partitions, table.active_timeline, read_instant):
+    partitions = table.listing.partitions()
+    for file_slice in file_slices_as_of(table.path, partitions, table.active_timeline, read_instant,
+                                        groups=table.listing.file_groups(partitions)):
         path = file_slice.base_path(table.path)
         if path is not None:
             return read_file_schema(path)

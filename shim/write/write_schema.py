@@ -19,12 +19,12 @@ import pyarrow as pa
 
 from shim.errors import SchemaEvolutionError, WriteError
 from shim.schema import InternalSchema, internal_from_arrow, internal_from_avro, internal_to_arrow
-from shim.schema.arrow import type_to_arrow
+from shim.schema.arrow import arrow_primitive_to_internal, type_to_arrow
 from shim.schema.internal_schema import META_FIELD_NAMES
 from shim.schema.promote import convert, is_direct_change
 from shim.schema.types import Field, PrimitiveType, RecordType, Type
 from shim.write.data_files import avro_record_schema
-from shim.write.schema_changes import add_column, update_column_type
+from shim.write.schema_changes import add_column, move_column, update_column_type
 
 
 def initial_schema(table_name: str, incoming: pa.Schema) -> InternalSchema:
@@ -76,8 +76,6 @@ def _add(schema: InternalSchema, parent: str, field: Field, following: list[str]
 
 
 def _place_before(schema: InternalSchema, parent: str, full: str, before: str) -> InternalSchema:
-    from shim.write.schema_changes import move_column
-
     owner_fields = schema.record.fields if not parent else _struct_fields(schema, parent)
     names = [f.name for f in owner_fields if f.name != full.rpartition(".")[2]]
     index = names.index(before)
@@ -126,7 +124,7 @@ def align_to_schema(data: pa.Table, schema: InternalSchema) -> pa.Table:
         WriteError: a value cannot be converted, or a required column holds nulls.
     """
     target = list(data_arrow_schema(schema))
-    columns = []
+    columns: list[pa.Array | pa.ChunkedArray] = []
     for tf in target:
         internal = schema.find_field_by_name(tf.name)
         assert internal is not None
@@ -136,8 +134,9 @@ def align_to_schema(data: pa.Table, schema: InternalSchema) -> pa.Table:
                                  column=tf.name)
             columns.append(pa.nulls(data.num_rows, tf.type))
             continue
-        column = data.column(tf.name).combine_chunks()
-        column = _cast(column, tf.type, internal.type, tf.name)
+        chunked = data.column(tf.name)
+        column = chunked if chunked.type.equals(tf.type) else _cast(
+            chunked.combine_chunks(), tf.type, internal.type, tf.name)
         if not tf.nullable and column.null_count:
             raise WriteError(f"column {tf.name!r} is required (not nullable) but the data holds nulls",
                              column=tf.name)
@@ -165,12 +164,8 @@ def _plain_type(t: pa.DataType) -> pa.DataType:
 
 
 def _cast(column: pa.Array, arrow_type: pa.DataType, table_type: Type, name: str) -> pa.Array:
-    if column.type.equals(arrow_type):
-        return column
     if isinstance(table_type, PrimitiveType) and not pa.types.is_nested(column.type):
         try:
-            from shim.schema.arrow import arrow_primitive_to_internal
-
             source = arrow_primitive_to_internal(column.type, name)
             if source != table_type and is_direct_change(source, table_type):
                 return convert(column.cast(type_to_arrow(source)), source, table_type)

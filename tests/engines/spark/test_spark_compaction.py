@@ -62,7 +62,7 @@ def test_compacted_records_keep_their_commit_times(table):
 def test_writes_after_compaction_and_nothing_to_compact(table):
     compact(str(table))
     assert compact(str(table)) is None  # no slice has logs
-    write(table, trips(range(0, 2), ts=3, fare=-5.0), **MOR)
+    write(table, trips(range(2), ts=3, fare=-5.0), **MOR)
     assert shim_rows(table)[0] == {"id": "k0", "ts": 3, "region": "ny", "fare": -0.0}
     assert shim_rows(table) == hudi_rs_rows(table, COLUMNS)
 

@@ -158,6 +158,16 @@ def test_commit_removes_files_of_task_attempts_that_died_before_recording_them(t
     assert [r["id"] for r in shim_rows(path)] == ["k0", "k1", "k2", "k3"]
 
 
+def test_table_without_bucket_layout_is_refused_clearly(tmp_path):
+    from tests.tablekit import TinyTable
+
+    table = TinyTable(tmp_path / "t", SCHEMA, mor=False, partition=("region",), hive_style=False)
+    table.base(trips(range(2)), partition="ny")
+    with pytest.raises(WriteError, match="holds file group fg1-0, which does not fit the bucket index layout"):
+        write(table.path, trips(range(2, 4)))
+    assert [r["id"] for r in shim_rows(table.path)] == ["k0", "k1"]
+
+
 def test_second_writer_fails_while_the_first_holds_the_table_and_nothing_is_lost(tmp_path):
     path = tmp_path / "t"
     write(path, trips(range(4)))
