@@ -43,7 +43,7 @@ def scan_parquet(
         list(paths), schema=file_schema, format=_PARQUET, filesystem=_LOCAL_FS
     )
     scanner = dataset.scanner(
-        columns=list(plan.read_columns),
+        columns=_columns_to_read(plan, file_schema),
         filter=pushdown,
         batch_size=batch_size,
         use_threads=True,
@@ -66,7 +66,16 @@ def iter_parquet_in_order(path: str, plan: FilePlan, *, batch_size: int = BATCH_
     """Every row of one Parquet file, in file order (no row filtering), mapped through `plan`."""
     try:
         parquet = pq.ParquetFile(path)
-        for batch in parquet.iter_batches(batch_size=batch_size, columns=list(plan.read_columns), use_threads=True):
+        columns = _columns_to_read(plan, parquet.schema_arrow)
+        for batch in parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=True):
             yield plan.apply(batch)
     except (OSError, pa.ArrowInvalid) as exc:
         raise CorruptFileError(f"cannot read Parquet data from {path}: {exc}", path=path) from exc
+
+
+def _columns_to_read(plan: FilePlan, file_schema: pa.Schema) -> list[str]:
+    """The plan's columns; when it needs none (all come from paths), one column to count rows by."""
+    columns = list(plan.read_columns)
+    if not columns and len(file_schema):
+        columns = [file_schema.names[0]]
+    return columns

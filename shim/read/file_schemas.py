@@ -18,6 +18,7 @@ from shim.log.reader import data_block_schema
 from shim.plan.slices import FileSlice
 from shim.read.base_files import read_file_schema
 from shim.read.log_blocks import visible_blocks
+from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.resolvers import ReconciledPlan
 from shim.schema import FieldStatus
 
@@ -111,7 +112,10 @@ def _describe(
     columns: list[str],
     version: int | None,
 ) -> FileSchema:
-    plan = scan.schemas.resolver.plan(instant=instant, file_schema=file_schema, columns=columns, path=path)
+    resolver = scan.schemas.resolver
+    if isinstance(resolver, PartitionFillingResolver):
+        resolver = resolver.inner  # describe the file itself, not values taken from its path
+    plan = resolver.plan(instant=instant, file_schema=file_schema, columns=columns, path=path)
     assert isinstance(plan, ReconciledPlan)
     mappings = []
     for field_plan in plan.plan.columns:

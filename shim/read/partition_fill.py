@@ -74,7 +74,7 @@ class _FilledPlan:
         for name in self.columns:
             if name in self.constants:
                 fields.append(self.constants[name])
-                arrays.append(pa.repeat(self.values[name], batch.num_rows))
+                arrays.append(pa.repeat(self.values[name], data.num_rows))
             else:
                 fields.append(batch.schema.field(name))
                 arrays.append(batch.column(name))

@@ -35,7 +35,8 @@ class ReconciledPlan:
         return self.plan.read_columns + self.extras
 
     def apply(self, data: pa.RecordBatch) -> pa.RecordBatch:
-        body = apply(data.select(list(self.plan.read_columns)), self.plan)
+        # A plan without columns (all of them come from elsewhere) still carries the row count.
+        body = apply(data.select(list(self.plan.read_columns)), self.plan) if self.plan.columns else data.select([])
         if not self.extras and list(self.columns) == body.schema.names:
             return body
         arrays: dict[str, pa.Array] = dict(zip(body.schema.names, body.columns))

@@ -92,4 +92,7 @@ def _finish(context: ScanContext, batches: Iterator[pa.RecordBatch]) -> Iterator
             batch = batch.filter(expression)
         if batch.num_rows == 0:
             continue
+        if not names:
+            yield batch.select([])  # no columns asked for (count queries): rows still count
+            continue
         yield pa.RecordBatch.from_arrays([batch.column(n) for n in names], schema=context.output_schema)

@@ -120,6 +120,8 @@ class InternalSchema:
             top_id = self._id_by_name.get(name.split(".")[0], field_id)
             if top_id not in top_order:
                 top_order.append(top_id)
+        if not wanted:
+            return InternalSchema(RecordType((), self.record.name), self.version_id, self.max_column_id)
         pruned = _prune(self.record, wanted)
         assert isinstance(pruned, RecordType)
         by_id = {f.id: f for f in pruned.fields}

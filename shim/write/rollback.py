@@ -20,7 +20,7 @@ from shim.storage import join
 from shim.timeline.instant import Action, Instant
 from shim.write.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode_avro_record
 from shim.write.heartbeat import stop as stop_heartbeat
-from shim.write.markers import Marker, delete_marker_folder, list_markers
+from shim.write.markers import IOType, Marker, delete_marker_folder, list_markers
 from shim.write.schema_history import remove_schema_files
 from shim.write.table_init import write_atomically
 
@@ -153,8 +153,6 @@ def _plan(table_path: str, failed: Instant, by_partition: dict[str, list[Marker]
 
 def base_files_of_instant(table_path: str, partitions: Iterable[str], instant: str) -> list[Marker]:
     """Base files named with `instant` (used when a failed write left no markers)."""
-    from shim.write.markers import IOType
-
     found = []
     for partition in partitions:
         folder = join(table_path, partition)

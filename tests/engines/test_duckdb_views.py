@@ -210,3 +210,21 @@ def test_real_hudi_tables_through_duckdb_and_http_equal_in_process_reads(shared_
                     got = con.execute(f"SELECT * FROM {view}").to_arrow_table().cast(expected.schema)
                     assert ordered(got) == want, (name, mode)
                 assert ordered(client.scan(name, mode=mode)) == want, (name, mode)
+
+
+def test_count_star_and_partition_only_queries_count_rows(tmp_path):
+    import pyarrow as pa
+
+    from engines.duckdb import connect
+    from tests.tablekit import TinyTable
+
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string())])
+    table = TinyTable(tmp_path / "wh" / "trips", schema, partition=["city"])
+    base = table.base([{"id": "a", "ts": 1, "city": "sf"}, {"id": "b", "ts": 1, "city": "sf"}],
+                      file_id="sf-0", partition="city=sf")
+    table.log([{"id": "c", "ts": 1, "city": "sf"}], deletes=["a"], file_id="sf-0", partition="city=sf",
+              base_instant=base)
+    con = connect(str(tmp_path / "wh"))
+    assert con.execute("SELECT count(*) FROM trips").fetchone() == (2,)
+    assert con.execute("SELECT count(*) FROM trips_ro").fetchone() == (2,)
+    assert con.execute("SELECT city, count(*) FROM trips GROUP BY city").fetchall() == [("sf", 2)]

@@ -95,3 +95,20 @@ def test_copy_on_write_tables_are_not_compacted(tmp_path):
     write(tmp_path / "t", trips(range(2)))
     with pytest.raises(UnsupportedFeatureError, match="only merge-on-read tables are compacted"):
         compact(str(tmp_path / "t"))
+
+
+def test_writes_during_a_pending_compaction_land_in_the_new_slice(table):
+    config = open_config(str(table))
+    assert config is not None
+    job = start_compaction(str(table), config, timeout_s=0.2)
+    assert job is not None
+    time.sleep(0.3)  # the compaction's writer is gone
+    fast = {"hoodie.client.heartbeat.interval_in_ms": "100"}
+    write(table, trips(range(4), ts=9, fare=-7.0), **{**MOR, **fast})
+    logs_on_plan = [f for f in data_files(table) if ".log." in f and f"_{job.instant}.log" in f]
+    assert logs_on_plan  # named with the pending compaction's instant, as Hudi names them
+    expected = shim_rows(table)
+    fares = {r["id"]: r["fare"] for r in expected}
+    assert [fares[f"k{i}"] for i in range(4)] == [-0.0, -7.0, -14.0, -21.0]
+    assert compact(str(table), options=fast) == job.instant
+    assert shim_rows(table) == expected == hudi_rs_rows(table, COLUMNS)

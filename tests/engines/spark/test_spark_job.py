@@ -68,6 +68,13 @@ def test_file_groups_are_hudi_buckets_with_one_base_file_each(tmp_path):
     assert len(shim_rows(path)) == 40
 
 
+def test_one_key_in_two_tasks_is_precombined_by_ordering_value(tmp_path):
+    path = tmp_path / "t"
+    rows = [{"id": "a", "ts": 5, "region": "x", "fare": 5.0}, {"id": "a", "ts": 3, "region": "x", "fare": 3.0}]
+    write(path, rows, tasks=2)  # task 0 gets ts=5, task 1 (writing second) ts=3
+    assert [(r["ts"], r["fare"]) for r in shim_rows(path)] == [(5, 5.0)]
+
+
 def test_meta_columns_filled_as_hudi_and_kept_for_carried_over_records(tmp_path):
     path = tmp_path / "t"
     first = write(path, trips(range(4)))

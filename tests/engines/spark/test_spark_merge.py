@@ -47,3 +47,10 @@ def test_no_previous_file_writes_the_batch():
     incoming = records([("a", 1, "x", "2")])
     result = merge_records(None, incoming, pa.array(["zz"]))
     assert result.table == incoming and result.inserts == 1
+
+
+def test_records_of_the_same_commit_from_another_task_are_precombined_by_ordering():
+    previous = records([("a", 9, "same-commit", "7"), ("b", 9, "older-commit", "1")])
+    incoming = records([("a", 2, "late-task", "7"), ("b", 2, "update", "7")])
+    result = merge_records(previous, incoming, pa.array([], pa.string()), batch=("7", ("ts",)))
+    assert by_key(result.table) == {"a": ("same-commit", "7"), "b": ("update", "7")}

@@ -170,3 +170,13 @@ def test_partition_terms_guaranteed_by_the_path_are_not_reread(tmp_path):
     assert str(scan.row_filter.expr) == "v > 0"
     assert scan.read_schema.names == ["v"]
     assert t.read(columns=["id", "city"], filter="city = 'sf'").to_pylist() == [{"id": "a", "city": "sf"}]
+
+
+def test_partition_column_alone_reads_from_paths(tmp_path):
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string())])
+    table = TinyTable(tmp_path / "t", schema, partition=["city"])
+    base = table.base([{"id": "a", "ts": 1, "city": "sf"}], file_id="sf-0", partition="city=sf")
+    table.log([{"id": "b", "ts": 1, "city": "sf"}], file_id="sf-0", partition="city=sf", base_instant=base)
+    t = shim.open_table(table.path)
+    assert t.read(columns=["city"]).to_pylist() == [{"city": "sf"}, {"city": "sf"}]
+    assert t.read(mode="read_optimized", columns=["city"]).to_pylist() == [{"city": "sf"}]

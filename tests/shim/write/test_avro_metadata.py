@@ -7,8 +7,13 @@ import io
 import fastavro
 import pytest
 
-from shim.write.avro_metadata import COMPACTION_PLAN, ROLLBACK_METADATA, ROLLBACK_PLAN, decode_avro_record, \
-    encode_avro_record
+from shim.write.avro_metadata import (
+    COMPACTION_PLAN,
+    ROLLBACK_METADATA,
+    ROLLBACK_PLAN,
+    decode_avro_record,
+    encode_avro_record,
+)
 
 pytestmark = pytest.mark.shared
 

@@ -1,0 +1,152 @@
+"""Writer throughput of the `hudi_shim` Spark data source against Spark's plain Parquet write.
+
+    python bench/bench_write.py [--rows 2000000] [--buckets 16] [--table-type both] [--repartition]
+
+One local[2] Spark session; the DataFrames are cached first so generating them is not timed, and
+both writers are warmed up. For each table type (best of `--repeat` runs, each into a new table):
+  insert of all rows           vs  df.write.parquet of the same DataFrame;
+  upsert of 10% of the keys     vs  df.write.parquet of those 10%.
+Ratios are plain-Parquet time / hudi_shim time (>= 0.5 means at most twice as slow).
+`--repartition` first shuffles the rows by bucket (engines.spark.repartition_by_bucket); the
+shuffle is timed as part of the hudi_shim write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+COLUMNS = [
+    "concat('trip-', lpad(cast(id as string), 10, '0')) as id",
+    "id as ts",
+    "element_at(array('sf', 'nyc', 'la', 'sea'), cast(id % 4 as int) + 1) as city",
+    "cast(id % 1000 as double) / 10 as fare",
+    "concat('rider-', cast(id % 5000 as string)) as rider",
+    "concat('driver-', cast(id % 700 as string)) as driver",
+    "cast(id % 97 as double) * 0.37 as distance_km",
+    "cast(id % 4 + 1 as int) as passengers",
+]
+
+
+def spark_session() -> Any:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "3g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def frames(spark: Any, rows: int) -> tuple[Any, Any]:
+    """The cached insert DataFrame and the cached 10% update DataFrame (new ts, negative fare)."""
+    base = spark.range(rows).selectExpr(*COLUMNS).cache()
+    base.count()
+    update_cols = ["id + 1000000000 as ts" if c.endswith(" as ts") else c for c in COLUMNS]
+    update_cols = ["cast(-1 as double) as fare" if c.endswith(" as fare") else c for c in update_cols]
+    updates = spark.range(0, rows, 10).selectExpr(*update_cols).cache()
+    updates.count()
+    return base, updates
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def hudi_options(kind: str, buckets: int) -> dict[str, str]:
+    return {
+        "hoodie.table.name": "trips",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.table.type": kind,
+        "hoodie.bucket.index.num.buckets": str(buckets),
+    }
+
+
+def hudi_write(df: Any, options: dict[str, str], operation: str, path: str, repartition: bool) -> None:
+    import engines.spark
+
+    if repartition:
+        df = engines.spark.repartition_by_bucket(df, options)
+    df.write.format("hudi_shim").mode("append").options(**options).option(
+        "hoodie.datasource.write.operation", operation).save(path)
+
+
+def bench_table_type(kind: str, base: Any, updates: Any, root: str, args: argparse.Namespace) -> tuple[float, float]:
+    """Best insert and upsert times into new tables of one type."""
+    import shim
+
+    options = hudi_options(kind, args.buckets)
+    hudi_write(base.limit(20_000).repartition(2), options, "insert", os.path.join(root, f"warm-{kind}"), False)
+    inserts: list[float] = []
+    upserts: list[float] = []
+    path = ""
+    for attempt in range(args.repeat):
+        path = os.path.join(root, f"{kind.lower()}-{attempt}")
+        inserts.append(timed(functools.partial(hudi_write, base, options, "insert", path, args.repartition)))
+        upserts.append(timed(functools.partial(hudi_write, updates, options, "upsert", path, args.repartition)))
+    table = shim.open_table(path)
+    rows = table.read(columns=["id"]).num_rows
+    updated = table.read(columns=["id"], filter="fare < 0").num_rows
+    assert rows == args.rows and updated == updates.count(), (rows, updated)
+    return min(inserts), min(upserts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--buckets", type=int, default=16)
+    parser.add_argument("--table-type", choices=["cow", "mor", "both"], default="both")
+    parser.add_argument("--repartition", action="store_true")
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+
+    import engines.spark
+
+    spark = spark_session()
+    spark.dataSource.register(engines.spark.HudiShimDataSource)
+    base, updates = frames(spark, args.rows)
+    root = tempfile.mkdtemp(prefix="bench-write-")
+    try:
+        base.limit(20_000).repartition(2).write.mode("overwrite").parquet(os.path.join(root, "warm"))
+        plain_insert = min(timed(lambda: base.write.mode("overwrite").parquet(os.path.join(root, "plain")))
+                           for _ in range(args.repeat))
+        plain_upsert = min(timed(lambda: updates.write.mode("overwrite").parquet(os.path.join(root, "plain-up")))
+                           for _ in range(args.repeat))
+        print(f"rows {args.rows:,} in {base.rdd.getNumPartitions()} Spark partitions, updates {updates.count():,}, "
+              f"buckets {args.buckets}, repartition by bucket: {args.repartition}")
+        print(f"plain parquet: insert {plain_insert:.2f}s, 10% write {plain_upsert:.2f}s")
+        kinds = {"cow": ["COPY_ON_WRITE"], "mor": ["MERGE_ON_READ"]}.get(args.table_type,
+                                                                        ["COPY_ON_WRITE", "MERGE_ON_READ"])
+        for kind in kinds:
+            insert, upsert = bench_table_type(kind, base, updates, root, args)
+            print(f"{kind:14s} insert {insert:6.2f}s  ratio {plain_insert / insert:.2f}x   "
+                  f"upsert {upsert:6.2f}s  ratio {plain_upsert / upsert:.2f}x")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()

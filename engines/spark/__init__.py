@@ -1,0 +1,52 @@
+"""PySpark engine: write Hudi tables (base and log files, DDL, compaction) and read them through the shim.
+
+    import engines.spark
+    spark.dataSource.register(engines.spark.HudiShimDataSource)
+    df.write.format("hudi_shim").mode("append").option("hoodie.table.name", "trips")...save(path)
+    engines.spark.alter_table(path).add_column("tip", "double", after="fare")
+    engines.spark.compact(path, spark)
+
+Modules: `options` (Hudi option names and defaults), `bucket` (bucket index hashing), `records`
+(keys, buckets, pre-combine), `merge` (base file rewrites), `group_state` (per-commit file group
+locks), `txn` (instants, heartbeats, rollback of failed writes), `job` / `task` (the write
+without Spark), `datasource` / `reader` (the Spark data source), `ddl`, `compaction`,
+`repartition`. PySpark is imported only by the Spark-facing names below.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engines.spark.compaction import compact
+    from engines.spark.datasource import HudiShimDataSource
+    from engines.spark.ddl import AlterTable, alter_table
+    from engines.spark.repartition import repartition_by_bucket, with_bucket_id
+
+_LAZY = {
+    "HudiShimDataSource": "engines.spark.datasource",
+    "alter_table": "engines.spark.ddl",
+    "AlterTable": "engines.spark.ddl",
+    "compact": "engines.spark.compaction",
+    "repartition_by_bucket": "engines.spark.repartition",
+    "with_bucket_id": "engines.spark.repartition",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engines.spark' has no attribute {name!r}")
+    try:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        if "pyspark" in str(exc):
+            raise ImportError(
+                "engines.spark needs PySpark 4: pip install 'hudi-shim[spark]'"
+            ) from exc
+        raise
+
+
+__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "compact", "repartition_by_bucket", "with_bucket_id"]

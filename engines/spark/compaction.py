@@ -1,0 +1,238 @@
+"""Compaction of merge-on-read tables: every file slice's log blocks merged into a new base file.
+
+    engines.spark.compact(path, spark)
+
+As Hudi does on table version 6: the compaction is scheduled as `<ts>.compaction.requested`
+holding an Avro `HoodieCompactionPlan` (version 2: file names relative to the partition), one
+operation per file slice that has log files; it runs as `<ts>.compaction.inflight`, one Spark task
+per file group, each reading its slice with the shim's snapshot merge and writing
+`<fileId>_<token>_<ts>.parquet` (records keep their commit time and sequence number); it
+completes as `<ts>.commit` with `compacted: true` and operation COMPACT. A compaction whose
+writer died is resumed: its partial files are rolled back and its plan runs again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from engines.spark.group_state import GroupState, all_states, locked_group, remove_unlisted_files
+from engines.spark.job import current_schema, open_config
+from engines.spark.options import (
+    DEFAULT_HEARTBEAT_MISSES,
+    DEFAULT_HEARTBEAT_MS,
+    HEARTBEAT_INTERVAL,
+    HEARTBEAT_MISSES,
+)
+from engines.spark.task import KeepAlive, TaskInfo
+from engines.spark.txn import Transaction, abandon, complete, recover, table_guard
+from shim import storage
+from shim.errors import TableNotFoundError, UnsupportedFeatureError, WriteError
+from shim.files import base_file_name
+from shim.plan.slices import FileSlice
+from shim.plan.table_schema import META_COLUMNS
+from shim.properties import TableConfig
+from shim.read.request import build_scan
+from shim.schema import InternalSchema, schema_from_json, schema_to_json
+from shim.table import Table, open_table
+from shim.timeline.instant import Action, instant_key
+from shim.timeline.timeline import Timeline
+from shim.write import heartbeat
+from shim.write.avro_metadata import COMPACTION_PLAN, decode_avro_record, encode_avro_record
+from shim.write.clock import new_instant_time
+from shim.write.commit import CommitRecord, InstantFiles
+from shim.write.data_files import avro_record_schema, write_base_file
+from shim.write.markers import IOType, create_marker
+from shim.write.rollback import rollback_failed_write
+from shim.write.write_schema import data_arrow_schema
+
+COMPACTION_PLAN_VERSION = 2
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionJob:
+    """A started compaction (picklable): its instant, the write it reads as of, its operations."""
+
+    table_path: str
+    config: TableConfig
+    txn: Transaction
+    read_instant: str
+    schema_json: str
+    operations: tuple[dict[str, Any], ...]
+
+    @property
+    def instant(self) -> str:
+        return self.txn.instant
+
+
+def compact(location: str, spark: Any = None, options: Mapping[str, str] | None = None) -> str | None:
+    """Schedule (or resume) and run a compaction; returns its instant, or None if no slice has logs.
+
+    With a SparkSession, every file group is compacted in its own Spark task; without, in this
+    process.
+
+    Raises:
+        ConcurrentWriteError: another live writer holds the table.
+        UnsupportedFeatureError: the table is copy-on-write.
+    """
+    table_path = storage.resolve_table_path(location)
+    config = open_config(table_path)
+    if config is None:
+        raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
+    if not config.is_mor:
+        raise UnsupportedFeatureError(f"{table_path}: only merge-on-read tables are compacted", feature="compact-cow")
+    opts = dict(options or {})
+    timeout = int(opts.get(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS)) * int(
+        opts.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES)) / 1000.0
+    job = start_compaction(table_path, config, timeout)
+    if job is None:
+        return None
+    try:
+        if spark is not None and job.operations:
+            ops = list(job.operations)
+            spark.sparkContext.parallelize(ops, len(ops)).map(lambda op: _run_in_spark(job, op)).collect()
+        else:
+            for op in job.operations:
+                compact_file_group(job, op)
+        finish_compaction(job)
+    except BaseException:
+        abandon(job.txn)
+        raise
+    return job.instant
+
+
+def _run_in_spark(job: CompactionJob, op: dict[str, Any]) -> str:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    task = TaskInfo(context.partitionId(), context.stageId(), context.taskAttemptId()) if context else TaskInfo()
+    return compact_file_group(job, op, task)
+
+
+def start_compaction(table_path: str, config: TableConfig, timeout_s: float) -> CompactionJob | None:
+    """Under the table guard: resume a dead writer's compaction, or schedule a new one."""
+    with table_guard(table_path):
+        timeline = Timeline.load(table_path, config)
+        recover(table_path, config, timeline, timeout_s)
+        timeline = Timeline.load(table_path, config)
+        pending = timeline.pending(Action.COMPACTION)
+        if pending:
+            inst = pending[0]
+            if inst.state.value == "inflight":
+                after = max((i.requested_time for i in timeline.instants), key=instant_key)
+                rollback_failed_write(table_path, inst, new_instant_time(after=after), keep_requested=True)
+            instant = inst.requested_time
+            with open(os.path.join(table_path, ".hoodie", f"{instant}.compaction.requested"), "rb") as handle:
+                plan = decode_avro_record(handle.read())
+            operations = tuple(plan.get("operations") or ())
+            heartbeat.beat(table_path, instant)
+        else:
+            table = Table(table_path, config)
+            read_instant = table.active_timeline.resolve_as_of(None)
+            if read_instant is None:
+                return None
+            slices = [s for s in table.file_slices(read_instant) if s.has_logs]
+            if not slices:
+                return None
+            after = max((i.requested_time for i in timeline.instants), key=instant_key)
+            instant = new_instant_time(after=after)
+            operations = tuple(_operation(s) for s in slices)
+            heartbeat.beat(table_path, instant)
+            plan = {"operations": list(operations), "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION,
+                    "strategy": None, "preserveHoodieMetadata": True}
+            InstantFiles(table_path, config, instant, Action.COMPACTION).request(
+                encode_avro_record(COMPACTION_PLAN, plan))
+    txn = Transaction(table_path, instant, Action.COMPACTION, timeout_s)
+    try:
+        txn.files(config).start(b"")
+        table = Table(table_path, config)
+        writes_before = [i.requested_time for i in table.active_timeline.completed_writes()
+                         if instant_key(i.requested_time) < instant_key(instant)]
+        if not writes_before:
+            raise WriteError(f"{table_path}: compaction {instant} has no completed write before it", instant=instant)
+        read_instant = writes_before[-1]
+        schema = current_schema(table, read_instant)
+        assert schema is not None
+    except BaseException:
+        abandon(txn)
+        raise
+    return CompactionJob(table_path, config, txn, read_instant, schema_to_json(schema), operations)
+
+
+def _operation(file_slice: FileSlice) -> dict[str, Any]:
+    sizes = float(sum(log.size for log in file_slice.log_files))
+    return {
+        "baseInstantTime": file_slice.base_instant,
+        "deltaFilePaths": [log.name for log in file_slice.log_files],
+        "dataFilePath": file_slice.base_file.name if file_slice.base_file is not None else None,
+        "fileId": file_slice.file_id,
+        "partitionPath": file_slice.partition_path,
+        "metrics": {
+            "TOTAL_LOG_FILES": float(len(file_slice.log_files)),
+            "TOTAL_IO_READ_MB": 0.0,
+            "TOTAL_LOG_FILES_SIZE": sizes,
+            "TOTAL_IO_WRITE_MB": 0.0,
+            "TOTAL_IO_MB": 0.0,
+        },
+        "bootstrapFilePath": None,
+    }
+
+
+def compact_file_group(job: CompactionJob, op: dict[str, Any], task: TaskInfo | None = None) -> str:
+    """Merge one file slice into a new base file of the compaction instant; returns its name."""
+    task = task or TaskInfo()
+    with KeepAlive(job.table_path, job.instant, job.txn.timeout_s / 4):
+        return _compact(job, op, task)
+
+
+def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
+    partition = op.get("partitionPath") or ""
+    file_id = op["fileId"]
+    scan = build_scan(open_table(job.table_path), mode="snapshot", include_meta=True, as_of=job.read_instant)
+    slices = [s for s in scan.slices if s.partition_path == partition and s.file_id == file_id]
+    rows = dataclasses.replace(scan, slices=slices).reader().read_all() if slices else None
+    schema = schema_from_json(job.schema_json)
+    target = _full_schema(schema)
+    data = rows.select(target.names).cast(target) if rows is not None else target.empty_table()
+    name = base_file_name(file_id, task.write_token, job.instant)
+    bucket = int(file_id[:8]) if file_id[:8].isdigit() else 0
+    with locked_group(job.table_path, job.instant, partition, bucket) as handle:
+        state = handle.read() or GroupState(partition, bucket, file_id)
+        create_marker(job.table_path, job.instant, partition, name, IOType.CREATE)
+        written = write_base_file(
+            job.table_path, job.config, partition_path=partition, file_id=file_id, instant=job.instant,
+            write_token=task.write_token, data=data, partition_id=task.partition_id,
+            prev_commit=op.get("baseInstantTime"), preserve_meta=True,
+        )
+        if state.base is not None and state.base.file_name != name:
+            try:
+                os.remove(storage.join(job.table_path, partition, state.base.file_name))
+            except FileNotFoundError:
+                pass
+        handle.write(dataclasses.replace(state, base=dataclasses.replace(written, num_updates=written.num_writes,
+                                                                         num_inserts=0)))
+    return name
+
+
+def _full_schema(schema: InternalSchema) -> pa.Schema:
+    meta = [pa.field(name, pa.string()) for name in META_COLUMNS]
+    return pa.schema(meta + list(data_arrow_schema(schema)))
+
+
+def finish_compaction(job: CompactionJob) -> None:
+    """Complete the compaction as a `commit` with `compacted: true`."""
+    schema = schema_from_json(job.schema_json)
+    states = all_states(job.table_path, job.instant)
+    remove_unlisted_files(job.table_path, job.instant, states)
+    writes = tuple(w for state in states for w in state.writes)
+    extra = {"schema": json.dumps(avro_record_schema(job.config.name, data_arrow_schema(schema)))}
+    table_has_history = os.path.isdir(os.path.join(job.table_path, ".hoodie", ".schema"))
+    if table_has_history:
+        extra["latestSchema"] = schema_to_json(schema)
+    complete(job.txn, job.config, CommitRecord(writes, "COMPACT", extra, compacted=True))

@@ -1,0 +1,186 @@
+"""Per-commit state of each file group: a lock and the files written so far.
+
+Spark hands the write tasks whatever partitioning the DataFrame has, so the records of one file
+group can reach several tasks. Those tasks take turns under an exclusive `flock` on
+`.hoodie/.temp/<instant>/.shim/<group>.lock`; each reads the group's state file (`<group>.json`:
+the in-progress base file, the log files appended), builds on it, and writes it back. A base file
+rewritten by a later task replaces the earlier one, which is deleted. The driver commits exactly
+what the state files list. The folder sits under the marker folder, which commit and rollback
+remove; its names carry no `.marker.` so Hudi's marker readers skip them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from shim.storage import join
+from shim.write.data_files import FileWrite
+from shim.write.markers import list_markers, marker_folder
+from shim.write.table_init import write_atomically
+
+STATE_FOLDER = ".shim"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupState:
+    """What one commit has written to one file group so far."""
+
+    partition_path: str
+    bucket: int
+    file_id: str
+    base: FileWrite | None = None
+    logs: tuple[FileWrite, ...] = field(default=())
+
+    @property
+    def writes(self) -> tuple[FileWrite, ...]:
+        return ((self.base,) if self.base is not None else ()) + self.logs
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "partition_path": self.partition_path,
+            "bucket": self.bucket,
+            "file_id": self.file_id,
+            "base": dataclasses.asdict(self.base) if self.base is not None else None,
+            "logs": [dataclasses.asdict(log) for log in self.logs],
+        })
+
+    @classmethod
+    def from_json(cls, text: str) -> GroupState:
+        raw = json.loads(text)
+        return cls(
+            raw["partition_path"],
+            int(raw["bucket"]),
+            raw["file_id"],
+            FileWrite(**raw["base"]) if raw.get("base") else None,
+            tuple(FileWrite(**log) for log in raw.get("logs") or ()),
+        )
+
+
+def state_folder(table_path: str, instant: str) -> str:
+    return os.path.join(marker_folder(table_path, instant), STATE_FOLDER)
+
+
+def group_key(partition_path: str, bucket: int) -> str:
+    digest = hashlib.sha1(partition_path.encode("utf-8")).hexdigest()[:16]
+    return f"{digest}-{bucket:08d}"
+
+
+@contextmanager
+def locked_group(table_path: str, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle]:
+    """Hold the file group's lock for this commit (waiting for it); yields its state handle."""
+    with _locked(table_path, instant, partition_path, bucket, wait=True) as handle:
+        assert handle is not None
+        yield handle
+
+
+@contextmanager
+def try_locked_group(table_path: str, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle | None]:
+    """Like `locked_group`, but yields None at once when another task holds the lock."""
+    with _locked(table_path, instant, partition_path, bucket, wait=False) as handle:
+        yield handle
+
+
+@contextmanager
+def _locked(table_path: str, instant: str, partition_path: str, bucket: int, *, wait: bool) -> Iterator[
+        GroupHandle | None]:
+    folder = state_folder(table_path, instant)
+    os.makedirs(folder, exist_ok=True)
+    key = group_key(partition_path, bucket)
+    with open(os.path.join(folder, f"{key}.lock"), "a+b") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield None
+            return
+        try:
+            yield GroupHandle(os.path.join(folder, f"{key}.json"))
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupHandle:
+    """The state file of a locked file group."""
+
+    path: str
+
+    def read(self) -> GroupState | None:
+        try:
+            with open(self.path, encoding="utf-8") as handle:
+                return GroupState.from_json(handle.read())
+        except FileNotFoundError:
+            return None
+
+    def write(self, state: GroupState) -> None:
+        # Atomic (rename) but not fsynced: the state only matters while the write runs.
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(state.to_json())
+        os.replace(tmp, self.path)
+
+
+def all_states(table_path: str, instant: str) -> list[GroupState]:
+    """Every file group state of a commit (read by the driver when committing)."""
+    folder = state_folder(table_path, instant)
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    states = []
+    for name in names:
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                states.append(GroupState.from_json(handle.read()))
+    return states
+
+
+def record_replaced(table_path: str, instant: str, partition_path: str, file_ids: list[str]) -> None:
+    """Note the live file groups of a partition an insert_overwrite replaces (same from any task)."""
+    folder = state_folder(table_path, instant)
+    os.makedirs(folder, exist_ok=True)
+    digest = hashlib.sha1(partition_path.encode("utf-8")).hexdigest()[:16]
+    body = json.dumps({"partition_path": partition_path, "file_ids": sorted(file_ids)})
+    write_atomically(os.path.join(folder, f"replaced-{digest}.replace"), body.encode("utf-8"))
+
+
+def all_replaced(table_path: str, instant: str) -> dict[str, tuple[str, ...]]:
+    """Partition -> file ids replaced, as recorded by the tasks."""
+    folder = state_folder(table_path, instant)
+    replaced: dict[str, tuple[str, ...]] = {}
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return replaced
+    for name in names:
+        if name.endswith(".replace"):
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                raw = json.loads(handle.read())
+            replaced[raw["partition_path"]] = tuple(raw["file_ids"])
+    return replaced
+
+
+def remove_unlisted_files(table_path: str, instant: str, states: list[GroupState]) -> list[str]:
+    """Delete files this commit's markers name but no file group state lists (left by failed or
+    speculative task attempts), as Hudi's `finalizeWrite` reconciles data files against markers.
+
+    Returns the paths deleted."""
+    listed = {(s.partition_path, w.file_name) for s in states for w in s.writes}
+    removed = []
+    for marker in list_markers(table_path, instant):
+        if (marker.partition_path, marker.file_name) in listed:
+            continue
+        path = join(table_path, marker.partition_path, marker.file_name)
+        try:
+            os.remove(path)
+            removed.append(path)
+        except FileNotFoundError:
+            pass
+    return removed
+

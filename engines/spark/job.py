@@ -1,0 +1,243 @@
+"""A write job without Spark: plan on the driver, write in tasks, commit on the driver.
+
+`plan_write` opens (or creates) the table, starts the instant (`txn.begin`) and fixes everything
+the tasks need in a picklable `WritePlan`; `engines.spark.task.write_task` writes file groups;
+`commit_write` turns the tasks' file group states into the completed instant. The Spark data
+source is a thin shell around these three, and tests drive them directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from engines.spark.group_state import all_replaced, all_states, remove_unlisted_files
+from engines.spark.options import NUM_BUCKETS, Operation, WriteOptions
+from engines.spark.txn import Transaction, abandon, begin, complete, ensure_pending
+from shim import storage
+from shim.errors import InvalidTableError, WriteError
+from shim.properties import TableConfig, TableType
+from shim.read.schemas import table_schemas_as_of
+from shim.schema import InternalSchema, internal_from_avro, schema_from_json, schema_to_json
+from shim.table import Table
+from shim.timeline.instant import Action
+from shim.timeline.timeline import Timeline
+from shim.write.avro_metadata import decode_avro_record
+from shim.write.commit import CommitRecord, inflight_metadata
+from shim.write.data_files import avro_record_schema
+from shim.write.schema_history import latest_history_text, persist_history, plan_schema_commit
+from shim.write.table_init import TableSpec, create_table
+from shim.write.write_schema import data_arrow_schema, evolve_for_write, initial_schema
+
+
+@dataclass(frozen=True, slots=True)
+class WritePlan:
+    """Everything a write task needs, fixed when the write starts (picklable)."""
+
+    table_path: str
+    config: TableConfig
+    options: WriteOptions
+    txn: Transaction
+    read_instant: str | None
+    write_schema_json: str
+    previous_schema_json: str | None
+    schema_on_read: bool
+    pending_compactions: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    replace_all: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def instant(self) -> str:
+        return self.txn.instant
+
+    @property
+    def operation(self) -> Operation:
+        return self.options.operation
+
+    @property
+    def is_mor(self) -> bool:
+        return self.config.table_type is TableType.MERGE_ON_READ
+
+    def write_schema(self) -> InternalSchema:
+        return schema_from_json(self.write_schema_json)
+
+    def previous_schema(self) -> InternalSchema | None:
+        return schema_from_json(self.previous_schema_json) if self.previous_schema_json else None
+
+
+def open_config(table_path: str) -> TableConfig | None:
+    """The table's config, or None when there is no table at `table_path` yet."""
+    props = os.path.join(table_path, ".hoodie", "hoodie.properties")
+    if not os.path.isfile(props):
+        return None
+    with open(props, encoding="utf-8") as handle:
+        return TableConfig.from_text(handle.read(), props)
+
+
+def plan_write(
+    location: str, options: Mapping[str, str], incoming: pa.Schema, *, overwrite: bool = False
+) -> WritePlan:
+    """Start a write of rows with schema `incoming` to the table at `location` (created if absent).
+
+    `overwrite` (Spark's SaveMode.Overwrite) replaces the whole table's contents, as an
+    insert_overwrite_table commit (the timeline is kept).
+
+    Raises:
+        ConcurrentWriteError: another live writer holds the table.
+        InvalidArgumentError, UnsupportedFeatureError: the options do not fit the table.
+        SchemaEvolutionError: the data's columns cannot be reconciled with the table's.
+    """
+    table_path = storage.resolve_table_path(location)
+    config = open_config(table_path)
+    opts = WriteOptions.parse(options, tuple(incoming.names), config)
+    if overwrite and config is not None and not opts.operation.replaces:
+        opts = dataclasses.replace(opts, operation=Operation.INSERT_OVERWRITE_TABLE)
+    if config is None:
+        config = _create(table_path, opts, incoming)
+    action = _action(opts, config)
+    txn, _ = begin(
+        table_path, config, action, timeout_s=opts.heartbeat_timeout_s,
+        inflight=inflight_metadata(operation=opts.operation.metadata_name),
+    )
+    try:
+        return _plan(table_path, config, opts, txn, incoming)
+    except BaseException:
+        abandon(txn)
+        raise
+
+
+def _action(opts: WriteOptions, config: TableConfig) -> Action:
+    if opts.operation.replaces:
+        return Action.REPLACE_COMMIT
+    return Action.DELTA_COMMIT if config.table_type is TableType.MERGE_ON_READ else Action.COMMIT
+
+
+def _create(table_path: str, opts: WriteOptions, incoming: pa.Schema) -> TableConfig:
+    schema = initial_schema(opts.table_name, incoming)
+    extra = {"hoodie.index.type": "BUCKET", NUM_BUCKETS: str(opts.num_buckets)}
+    if opts.hash_fields != opts.record_key_fields:
+        extra["hoodie.bucket.index.hash.field"] = ",".join(opts.hash_fields)
+    spec = TableSpec(
+        name=opts.table_name,
+        record_key_fields=opts.record_key_fields,
+        table_type=opts.table_type,
+        partition_fields=opts.partition_fields,
+        ordering_fields=opts.ordering_fields,
+        hive_style_partitioning=opts.hive_style,
+        url_encode_partitioning=opts.url_encode,
+        payload_class=opts.payload_class,
+        database=opts.database,
+        extra=extra,
+    )
+    create_schema = json.dumps(avro_record_schema(opts.table_name, data_arrow_schema(schema)))
+    try:
+        return create_table(table_path, spec, create_schema)
+    except WriteError:
+        config = open_config(table_path)  # another writer created it a moment ago
+        if config is None:
+            raise
+        return config
+
+
+def _plan(
+    table_path: str, config: TableConfig, opts: WriteOptions, txn: Transaction, incoming: pa.Schema
+) -> WritePlan:
+    table = Table(table_path, config)
+    read_instant = table.active_timeline.resolve_as_of(None)
+    previous = current_schema(table, read_instant)
+    on_read = opts.schema_on_read or _has_latest_schema(table, read_instant)
+    evolved = evolve_for_write(previous, incoming) if previous is not None else initial_schema(
+        opts.table_name, incoming)
+    replace_all: dict[str, tuple[str, ...]] = {}
+    if opts.operation is Operation.INSERT_OVERWRITE_TABLE and read_instant is not None:
+        for file_slice in table.file_slices(read_instant):
+            replace_all.setdefault(file_slice.partition_path, ())
+            replace_all[file_slice.partition_path] += (file_slice.file_id,)
+    return WritePlan(
+        table_path=table_path,
+        config=config,
+        options=opts,
+        txn=txn,
+        read_instant=read_instant,
+        write_schema_json=schema_to_json(evolved),
+        previous_schema_json=schema_to_json(previous) if previous is not None else None,
+        schema_on_read=on_read,
+        pending_compactions=pending_compactions(table),
+        replace_all=replace_all,
+    )
+
+
+def current_schema(table: Table, read_instant: str | None) -> InternalSchema | None:
+    """The table's InternalSchema (meta columns included) as of `read_instant`, or None if it has
+    no schema yet."""
+    if read_instant is None:
+        create = table.config.create_schema
+        return internal_from_avro(create, add_meta=True) if create else None
+    try:
+        return table_schemas_as_of(table, read_instant).internal
+    except InvalidTableError:
+        return None
+
+
+def _has_latest_schema(table: Table, read_instant: str | None) -> bool:
+    latest = table.active_timeline.latest_commit_metadata(read_instant)
+    return latest is not None and latest[1].latest_schema is not None
+
+
+def pending_compactions(table: Table) -> dict[tuple[str, str], str]:
+    """(partition, file id) -> instant of every file group in a pending compaction plan."""
+    found: dict[tuple[str, str], str] = {}
+    for inst in table.active_timeline.pending(Action.COMPACTION):
+        path = os.path.join(table.path, ".hoodie", f"{inst.requested_time}.compaction.requested")
+        try:
+            with open(path, "rb") as handle:
+                plan = decode_avro_record(handle.read())
+        except FileNotFoundError:
+            continue
+        for op in plan.get("operations") or ():
+            found[(op.get("partitionPath") or "", op.get("fileId") or "")] = inst.requested_time
+    return found
+
+
+def commit_write(plan: WritePlan) -> CommitRecord:
+    """Complete the instant with what the tasks wrote (driver side; metadata only)."""
+    ensure_pending(plan.txn, plan.config)
+    states = all_states(plan.table_path, plan.instant)
+    remove_unlisted_files(plan.table_path, plan.instant, states)
+    writes = tuple(w for state in states for w in state.writes)
+    new_ids = {(s.partition_path, s.file_id) for s in states}
+    replaced: dict[str, tuple[str, ...]] = {}
+    if plan.operation is Operation.INSERT_OVERWRITE:
+        replaced = dict(all_replaced(plan.table_path, plan.instant))
+    elif plan.operation is Operation.INSERT_OVERWRITE_TABLE:
+        replaced = dict(plan.replace_all)
+    replaced = {
+        p: tuple(f for f in ids if (p, f) not in new_ids) for p, ids in replaced.items()
+    }
+    replaced = {p: ids for p, ids in replaced.items() if ids}
+    record = CommitRecord(writes, plan.operation.metadata_name, commit_extra_metadata(plan), replaced)
+    complete(plan.txn, plan.config, record)
+    return record
+
+
+def commit_extra_metadata(plan: WritePlan) -> dict[str, str]:
+    """`extraMetadata` of the commit: the Avro writer schema and, schema-on-read, `latestSchema`
+    (the `.schemacommit` history file is written here too)."""
+    evolved = plan.write_schema()
+    extra = {"schema": json.dumps(avro_record_schema(plan.options.table_name, data_arrow_schema(evolved)))}
+    if plan.schema_on_read:
+        timeline = Timeline.load(plan.table_path, plan.config)
+        history = latest_history_text(plan.table_path, timeline)
+        planned = plan_schema_commit(plan.previous_schema(), history, evolved, plan.instant)
+        persist_history(plan.table_path, timeline, plan.instant, planned.history)
+        extra["latestSchema"] = schema_to_json(planned.latest)
+    return extra
+
+
+def abort_write(plan: WritePlan) -> None:
+    """The job failed: stop the heartbeat; the next writer rolls the instant back."""
+    abandon(plan.txn)

@@ -1,0 +1,349 @@
+"""Writer and reader options, under Hudi's own option names, parsed once at the edge.
+
+Defaults are Hudi 0.14/0.15's (the releases that write table version 6), except where noted:
+- `hoodie.index.type` defaults to BUCKET (Hudi: SIMPLE): the bucket index is the only index this
+  writer implements, because it maps keys to file groups without reading the table.
+- `hoodie.schema.on.read.enable` defaults to true (Hudi: false), so every commit records column ids.
+- `hoodie.datasource.write.precombine.field` defaults to `ts` only when the data has a `ts` column
+  (Hudi requires the default `ts` to exist for upserts).
+- `hoodie.datasource.write.recordkey.field` has no default: Hudi 0.14's auto-generated keys are
+  not supported.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from shim.properties import TableConfig, TableType
+
+TABLE_NAME = "hoodie.table.name"
+DATABASE_NAME = "hoodie.database.name"
+OPERATION = "hoodie.datasource.write.operation"
+TABLE_TYPE = "hoodie.datasource.write.table.type"
+RECORD_KEY = "hoodie.datasource.write.recordkey.field"
+PRECOMBINE = "hoodie.datasource.write.precombine.field"
+PARTITION_PATH = "hoodie.datasource.write.partitionpath.field"
+HIVE_STYLE = "hoodie.datasource.write.hive_style_partitioning"
+URL_ENCODE = "hoodie.datasource.write.partitionpath.urlencode"
+KEYGEN_CLASS = "hoodie.datasource.write.keygenerator.class"
+PAYLOAD_CLASS = "hoodie.datasource.write.payload.class"
+DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
+POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
+INDEX_TYPE = "hoodie.index.type"
+BUCKET_ENGINE = "hoodie.index.bucket.engine"
+NUM_BUCKETS = "hoodie.bucket.index.num.buckets"
+BUCKET_HASH_FIELD = "hoodie.bucket.index.hash.field"
+SCHEMA_ON_READ = "hoodie.schema.on.read.enable"
+COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
+COMBINE_BEFORE_UPSERT = "hoodie.combine.before.upsert"
+COMBINE_BEFORE_DELETE = "hoodie.combine.before.delete"
+HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
+HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
+
+QUERY_TYPE = "hoodie.datasource.query.type"
+BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
+END_INSTANT = "hoodie.datasource.read.end.instanttime"
+AS_OF_INSTANT = "as.of.instant"
+
+OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+DEFAULT_NUM_BUCKETS = 256
+DEFAULT_HEARTBEAT_MS = 60_000
+DEFAULT_HEARTBEAT_MISSES = 2
+
+_SUPPORTED_PAYLOADS = {
+    "OverwriteWithLatestAvroPayload",
+    "DefaultHoodieRecordPayload",
+    "EventTimeAvroPayload",
+}
+_SUPPORTED_KEYGENS = {
+    "SimpleKeyGenerator",
+    "ComplexKeyGenerator",
+    "NonpartitionedKeyGenerator",
+    "SimpleAvroKeyGenerator",
+    "ComplexAvroKeyGenerator",
+    "NonpartitionedAvroKeyGenerator",
+}
+
+
+class Operation(enum.Enum):
+    """`hoodie.datasource.write.operation` values this writer performs."""
+
+    INSERT = "insert"
+    UPSERT = "upsert"
+    DELETE = "delete"
+    BULK_INSERT = "bulk_insert"
+    INSERT_OVERWRITE = "insert_overwrite"
+    INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
+
+    @classmethod
+    def parse(cls, value: str) -> Operation:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            names = ", ".join(op.value for op in cls)
+            raise InvalidArgumentError(f"{OPERATION}={value!r} is not supported; use one of {names}") from None
+
+    @property
+    def metadata_name(self) -> str:
+        """The `operationType` Hudi records in commit metadata."""
+        return self.value.upper()
+
+    @property
+    def replaces(self) -> bool:
+        return self in (Operation.INSERT_OVERWRITE, Operation.INSERT_OVERWRITE_TABLE)
+
+
+def _text(options: Mapping[str, str], key: str, default: str | None = None) -> str | None:
+    value = options.get(key)
+    if value is None:
+        return default
+    value = str(value).strip()
+    return value if value else default
+
+
+def _flag(options: Mapping[str, str], key: str, default: bool) -> bool:
+    value = _text(options, key)
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered not in ("true", "false"):
+        raise InvalidArgumentError(f"{key}={value!r} must be true or false")
+    return lowered == "true"
+
+
+def _int(options: Mapping[str, str], key: str, default: int, minimum: int = 1) -> int:
+    value = _text(options, key)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise InvalidArgumentError(f"{key}={value!r} must be an integer") from None
+    if number < minimum:
+        raise InvalidArgumentError(f"{key}={number} must be at least {minimum}")
+    return number
+
+
+def _fields(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """A write's settings, merged from the options given and the table's `hoodie.properties`."""
+
+    table_name: str
+    operation: Operation
+    table_type: TableType
+    record_key_fields: tuple[str, ...]
+    ordering_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    hive_style: bool
+    url_encode: bool
+    payload_class: str
+    num_buckets: int
+    hash_fields: tuple[str, ...]
+    schema_on_read: bool
+    combine: bool
+    heartbeat_interval_ms: int
+    heartbeat_misses: int
+    database: str = "default"
+
+    @property
+    def heartbeat_timeout_s(self) -> float:
+        """How old a heartbeat may be before its writer counts as failed."""
+        return self.heartbeat_interval_ms * self.heartbeat_misses / 1000.0
+
+    @classmethod
+    def parse(
+        cls, options: Mapping[str, str], columns: tuple[str, ...], existing: TableConfig | None = None
+    ) -> WriteOptions:
+        """Check the options against the incoming columns and, when the table exists, its config.
+
+        Raises:
+            InvalidArgumentError: a required option is missing, or a value is malformed or
+                contradicts the existing table.
+            UnsupportedFeatureError: the options ask for something this writer does not do.
+        """
+        _reject_unsupported(options)
+        operation = Operation.parse(_text(options, OPERATION, "upsert") or "upsert")
+        if existing is not None:
+            return _merge_with_table(options, operation, columns, existing)
+        name = _text(options, TABLE_NAME) or _text(options, "hoodie.datasource.write.table.name")
+        if not name:
+            raise InvalidArgumentError(f"option {TABLE_NAME} is required to create a table")
+        keys = _fields(_text(options, RECORD_KEY))
+        if not keys:
+            raise InvalidArgumentError(
+                f"option {RECORD_KEY} is required to create a table (auto-generated keys are not supported)"
+            )
+        table_type = _table_type(_text(options, TABLE_TYPE, "COPY_ON_WRITE") or "COPY_ON_WRITE")
+        ordering = _fields(_text(options, PRECOMBINE))
+        if not ordering and "ts" in columns:
+            ordering = ("ts",)
+        partitions = _fields(_text(options, PARTITION_PATH))
+        _check_columns(keys + partitions, columns, operation)
+        if _text(options, PRECOMBINE) or operation is Operation.UPSERT:
+            _check_columns(ordering, columns, operation)
+        return cls(
+            table_name=name,
+            operation=operation,
+            table_type=table_type,
+            record_key_fields=keys,
+            ordering_fields=ordering,
+            partition_fields=partitions,
+            hive_style=_flag(options, HIVE_STYLE, False),
+            url_encode=_flag(options, URL_ENCODE, False),
+            payload_class=_payload(_text(options, PAYLOAD_CLASS, OVERWRITE_PAYLOAD) or OVERWRITE_PAYLOAD),
+            num_buckets=_int(options, NUM_BUCKETS, DEFAULT_NUM_BUCKETS),
+            hash_fields=_fields(_text(options, BUCKET_HASH_FIELD)) or keys,
+            schema_on_read=_flag(options, SCHEMA_ON_READ, True),
+            combine=_combine(options, operation),
+            heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
+            heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
+            database=_text(options, DATABASE_NAME, "default") or "default",
+        )
+
+
+def _merge_with_table(
+    options: Mapping[str, str], operation: Operation, columns: tuple[str, ...], config: TableConfig
+) -> WriteOptions:
+    keys = config.record_key_fields
+    given = _fields(_text(options, RECORD_KEY))
+    if given and given != keys:
+        raise InvalidArgumentError(
+            f"{RECORD_KEY}={','.join(given)} differs from the table's record key {','.join(keys)}"
+        )
+    given_type = _text(options, TABLE_TYPE)
+    if given_type is not None and _table_type(given_type) is not config.table_type:
+        raise InvalidArgumentError(
+            f"{TABLE_TYPE}={given_type} differs from the table's type {config.table_type.value}"
+        )
+    partitions = config.partition_fields if config.is_partitioned else ()
+    given_parts = _fields(_text(options, PARTITION_PATH))
+    if given_parts and given_parts != partitions:
+        raise InvalidArgumentError(
+            f"{PARTITION_PATH}={','.join(given_parts)} differs from the table's partition fields "
+            f"{','.join(partitions) or '(none)'}"
+        )
+    if config.version != 6:
+        raise UnsupportedFeatureError(
+            f"{config.path}: the writer writes table version 6; this table is version {config.version}",
+            feature=f"write-table-version-{config.version}",
+        )
+    if config.drop_partition_columns or not config.populate_meta_fields:
+        raise UnsupportedFeatureError(
+            f"{config.path}: writing tables with dropped partition columns or without meta fields is "
+            "not supported",
+            feature="write-table-layout",
+        )
+    ordering = config.ordering_fields
+    _check_columns(keys + partitions, columns, operation)
+    if operation is Operation.UPSERT:
+        _check_columns(ordering, columns, operation)
+    num_buckets = _int(options, NUM_BUCKETS, int(config.get(NUM_BUCKETS) or DEFAULT_NUM_BUCKETS))
+    recorded = config.get(NUM_BUCKETS)
+    if recorded is not None and int(recorded) != num_buckets:
+        raise InvalidArgumentError(
+            f"{NUM_BUCKETS}={num_buckets} differs from the table's bucket count {recorded}; the bucket "
+            "count of a table cannot change"
+        )
+    return WriteOptions(
+        table_name=config.name,
+        operation=operation,
+        table_type=config.table_type,
+        record_key_fields=keys,
+        ordering_fields=ordering,
+        partition_fields=partitions,
+        hive_style=config.hive_style_partitioning,
+        url_encode=config.url_encode_partitioning,
+        payload_class=_payload(config.payload_class or OVERWRITE_PAYLOAD),
+        num_buckets=num_buckets,
+        hash_fields=_fields(_text(options, BUCKET_HASH_FIELD) or config.get(BUCKET_HASH_FIELD)) or keys,
+        schema_on_read=_flag(options, SCHEMA_ON_READ, True),
+        combine=_combine(options, operation),
+        heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
+        heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
+        database=config.get("hoodie.database.name", "default") or "default",
+    )
+
+
+def _combine(options: Mapping[str, str], operation: Operation) -> bool:
+    if operation is Operation.DELETE:
+        return _flag(options, COMBINE_BEFORE_DELETE, True)
+    if operation is Operation.UPSERT:
+        return _flag(options, COMBINE_BEFORE_UPSERT, True)
+    return _flag(options, COMBINE_BEFORE_INSERT, False)
+
+
+def _table_type(value: str) -> TableType:
+    try:
+        return TableType(value.strip().upper())
+    except ValueError:
+        raise InvalidArgumentError(f"{TABLE_TYPE}={value!r} must be COPY_ON_WRITE or MERGE_ON_READ") from None
+
+
+def _payload(value: str) -> str:
+    short = value.rsplit(".", 1)[-1]
+    if short not in _SUPPORTED_PAYLOADS:
+        raise UnsupportedFeatureError(
+            f"payload class {value} is not supported; use OverwriteWithLatestAvroPayload, "
+            "DefaultHoodieRecordPayload or EventTimeAvroPayload",
+            feature="payload-class",
+        )
+    return value if "." in value else f"org.apache.hudi.common.model.{value}"
+
+
+def _check_columns(names: tuple[str, ...], columns: tuple[str, ...], operation: Operation) -> None:
+    missing = [n for n in dict.fromkeys(names) if n not in columns]
+    if missing:
+        raise InvalidArgumentError(
+            f"the data has no column {missing[0]!r} needed by the {operation.value} (columns: {', '.join(columns)})"
+        )
+
+
+def _reject_unsupported(options: Mapping[str, str]) -> None:
+    index = (_text(options, INDEX_TYPE, "BUCKET") or "BUCKET").upper()
+    if index != "BUCKET":
+        raise UnsupportedFeatureError(
+            f"{INDEX_TYPE}={index} is not supported; the writer uses the bucket index (BUCKET)",
+            feature="index-type",
+        )
+    engine = (_text(options, BUCKET_ENGINE, "SIMPLE") or "SIMPLE").upper()
+    if engine != "SIMPLE":
+        raise UnsupportedFeatureError(
+            f"{BUCKET_ENGINE}={engine} is not supported; only the SIMPLE bucket engine is", feature="bucket-engine"
+        )
+    keygen = _text(options, KEYGEN_CLASS)
+    if keygen and keygen.rsplit(".", 1)[-1] not in _SUPPORTED_KEYGENS:
+        raise UnsupportedFeatureError(
+            f"{KEYGEN_CLASS}={keygen} is not supported; simple, complex and non-partitioned key generators are",
+            feature="key-generator",
+        )
+    if _flag(options, DROP_PARTITION_COLUMNS, False):
+        raise UnsupportedFeatureError(f"{DROP_PARTITION_COLUMNS}=true is not supported", feature="drop-partition-columns")
+    if not _flag(options, POPULATE_META_FIELDS, True):
+        raise UnsupportedFeatureError(f"{POPULATE_META_FIELDS}=false is not supported", feature="virtual-keys")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """A Spark read: the query type and its instants."""
+
+    query_type: str
+    begin: str | None = None
+    end: str | None = None
+    as_of: str | None = None
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> ReadOptions:
+        query = (_text(options, QUERY_TYPE, "snapshot") or "snapshot").lower()
+        if query not in ("snapshot", "read_optimized", "incremental"):
+            raise InvalidArgumentError(f"{QUERY_TYPE}={query!r}: use snapshot, read_optimized or incremental")
+        begin = _text(options, BEGIN_INSTANT)
+        if query == "incremental" and begin is None:
+            raise InvalidArgumentError(f"an incremental query needs {BEGIN_INSTANT}")
+        return cls(query, begin, _text(options, END_INSTANT), _text(options, AS_OF_INSTANT))

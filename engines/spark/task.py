@@ -1,0 +1,315 @@
+"""The write task: one Spark task's rows written into their file groups.
+
+Each file group (partition path, bucket) is written under its commit-scoped lock
+(`group_state`): copy-on-write groups and new groups get a base file (the previous records
+merged with the batch), existing merge-on-read groups get a new log file (an Avro data block
+and/or a version-3 delete block). Every file's marker is created before the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Self
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from engines.spark.bucket import bucket_file_id, bucket_of_file_id
+from engines.spark.group_state import GroupState, locked_group, record_replaced, try_locked_group
+from engines.spark.job import WritePlan
+from engines.spark.merge import merge_records
+from engines.spark.options import Operation
+from engines.spark.records import GroupRows, prepare_rows
+from engines.spark.txn import ensure_pending
+from shim.errors import WriteError
+from shim.files import base_file_name, log_file_name
+from shim.log.blocks import HeaderKey
+from shim.log.writer import encode_delete_block, write_log_file
+from shim.plan.slices import FileSlice, file_slices_as_of
+from shim.plan.table_schema import META_COLUMNS
+from shim.read.merge_keys import MergeMode, merge_spec_for
+from shim.read.request import PlannedScan, build_scan
+from shim.schema import InternalSchema, internal_to_arrow
+from shim.storage import join
+from shim.table import open_table
+from shim.timeline.timeline import Timeline
+from shim.write import heartbeat
+from shim.write.avro_block import encode_data_block
+from shim.write.data_files import (
+    FileWrite,
+    avro_record_schema,
+    ensure_partition_metafile,
+    next_log_version,
+    write_base_file,
+)
+from shim.write.markers import IOType, create_marker
+from shim.write.write_schema import align_to_schema
+
+
+@dataclass(frozen=True, slots=True)
+class TaskInfo:
+    """Which Spark task this is (names files: write token `<partition>-<stage>-<attempt id>`)."""
+
+    partition_id: int = 0
+    stage_id: int = 0
+    attempt_id: int = 0
+
+    @property
+    def write_token(self) -> str:
+        return f"{self.partition_id}-{self.stage_id}-{self.attempt_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReport:
+    """What a task wrote (for logs and tests; the commit reads the file group states)."""
+
+    partition_id: int
+    rows: int
+    deletes: int
+    files: tuple[str, ...]
+
+
+class KeepAlive:
+    """Keeps the write's heartbeat fresh while a task runs."""
+
+    def __init__(self, table_path: str, instant: str, interval_s: float) -> None:
+        self.args = (table_path, instant)
+        self.interval_s = max(0.05, interval_s)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="hudi-shim-heartbeat", daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.interval_s):
+            heartbeat.beat(*self.args)
+
+    def __enter__(self) -> Self:
+        heartbeat.beat(*self.args)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
+def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInfo | None = None) -> TaskReport:
+    """Write one task's rows. Raises WriteError when the instant was rolled back meanwhile."""
+    task = task or TaskInfo()
+    collected = [b for b in batches if b.num_rows]
+    if not collected:
+        return TaskReport(task.partition_id, 0, 0, ())
+    ensure_pending(plan.txn, plan.config)
+    with KeepAlive(plan.table_path, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
+        batch = pa.Table.from_batches(collected)
+        prepared = prepare_rows(batch, plan.write_schema(), plan.options)
+        writer = _GroupWriter(plan, task)
+        files: list[str] = []
+        # Take free file groups first and come back for the ones another task is writing, so that
+        # tasks sharing file groups rarely wait for each other.
+        deferred = []
+        for group in prepared.groups():
+            done, name = writer.write(group, wait=False)
+            if not done:
+                deferred.append(group)
+            elif name:
+                files.append(name)
+        for group in deferred:
+            _, name = writer.write(group)
+            if name:
+                files.append(name)
+        ensure_pending(plan.txn, plan.config)
+    return TaskReport(task.partition_id, len(prepared.keys), len(prepared.delete_keys), tuple(files))
+
+
+_UNIQUE_META = ("_hoodie_commit_seqno", "_hoodie_record_key")
+_NO_STATISTICS = ("_hoodie_commit_seqno", "_hoodie_partition_path", "_hoodie_file_name")
+
+
+def parquet_options(columns: list[str], key_fields: tuple[str, ...]) -> dict[str, object]:
+    """Parquet settings of a base file: no dictionary for per-record unique columns (sequence
+    numbers, keys), no statistics for meta columns nobody filters on."""
+    unique = set(_UNIQUE_META) | (set(key_fields) if len(key_fields) == 1 else set())
+    return {
+        "use_dictionary": [c for c in columns if c not in unique],
+        "write_statistics": [c for c in columns if c not in _NO_STATISTICS],
+    }
+
+
+class _GroupWriter:
+    def __init__(self, plan: WritePlan, task: TaskInfo) -> None:
+        self.plan = plan
+        self.task = task
+        self.schema = plan.write_schema()
+        self.timeline = Timeline.load(plan.table_path, plan.config)
+        self.views: dict[str, dict[int, FileSlice]] = {}
+        self.replaced: set[str] = set()
+        self._scan: object | None = None
+        spec = merge_spec_for(plan.config, _merge_schema(self.schema), lambda name: name)
+        self.ordering = spec.ordering_fields if spec.mode is MergeMode.EVENT_TIME_ORDERING else ()
+
+    # -- existing file groups -----------------------------------------------------------------
+
+    def _slices(self, partition: str) -> list[FileSlice]:
+        if self.plan.read_instant is None:
+            return []
+        return file_slices_as_of(self.plan.table_path, [partition], self.timeline, self.plan.read_instant)
+
+    def view(self, partition: str) -> dict[int, FileSlice]:
+        """Bucket -> latest committed file slice in `partition`."""
+        if partition not in self.views:
+            by_bucket: dict[int, FileSlice] = {}
+            for file_slice in self._slices(partition):
+                bucket = bucket_of_file_id(file_slice.file_id)
+                if bucket is None or bucket in by_bucket:
+                    raise WriteError(
+                        f"{self.plan.table_path}: partition {partition!r} holds file group {file_slice.file_id}, "
+                        "which does not fit the bucket index layout (one file group per 8-digit bucket id); "
+                        "this table was not written with the bucket index",
+                        path=self.plan.table_path,
+                    )
+                by_bucket[bucket] = file_slice
+            self.views[partition] = by_bucket
+        return self.views[partition]
+
+    def committed(self, partition: str, bucket: int) -> FileSlice | None:
+        """The bucket's committed file slice, or None (always None when the write replaces)."""
+        operation = self.plan.operation
+        if operation is Operation.INSERT_OVERWRITE and partition not in self.replaced:
+            self.replaced.add(partition)
+            record_replaced(self.plan.table_path, self.plan.instant, partition,
+                            [s.file_id for s in self._slices(partition)])
+        return None if operation.replaces else self.view(partition).get(bucket)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def write(self, group: GroupRows, wait: bool = True) -> tuple[bool, str | None]:
+        """Write one file group's rows: (done, file written). Not done when `wait` is False and
+        another task holds the file group."""
+        plan = self.plan
+        committed = self.committed(group.partition_path, group.bucket)
+        lock = locked_group if wait else try_locked_group
+        with lock(plan.table_path, plan.instant, group.partition_path, group.bucket) as handle:
+            if handle is None:
+                return False, None
+            state = handle.read()
+            if state is None:
+                file_id = committed.file_id if committed is not None else bucket_file_id(
+                    group.bucket, f"{plan.instant}/{group.partition_path}/{group.bucket}")
+                state = GroupState(group.partition_path, group.bucket, file_id)
+            if plan.is_mor and committed is not None and state.base is None:
+                state, name = self._append_log(state, committed, group)
+            elif group.data.num_rows or state.base is not None or committed is not None:
+                state, name = self._rewrite_base(state, committed, group)
+            else:
+                return True, None  # deletes of keys in a file group that does not exist
+            handle.write(state)
+            return True, name
+
+    def _meta(self, data: pa.Table, keys: pa.Array, partition: str, file_name: str) -> pa.Table:
+        n = data.num_rows
+        instant = self.plan.instant
+        prefix = f"{instant}_{self.task.partition_id}_"
+        index = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
+        seqno = pc.binary_join_element_wise(pa.repeat(pa.scalar(prefix), n), index, "")
+        meta = [
+            pa.repeat(pa.scalar(instant), n),
+            seqno,
+            keys.cast(pa.string()),
+            pa.repeat(pa.scalar(partition), n),
+            pa.repeat(pa.scalar(file_name), n),
+        ]
+        return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
+
+    def _rewrite_base(self, state: GroupState, committed: FileSlice | None, group: GroupRows) -> tuple[GroupState, str]:
+        plan = self.plan
+        previous: pa.Table | None = None
+        prev_commit: str | None = None
+        if state.base is not None:
+            previous = pq.read_table(join(plan.table_path, state.partition_path, state.base.file_name))
+            prev_commit = state.base.prev_commit
+        elif committed is not None and committed.base_file is not None:
+            previous = self._read_committed(committed)
+            prev_commit = committed.base_instant
+        name = base_file_name(state.file_id, self.task.write_token, plan.instant)
+        incoming = self._meta(group.data, group.keys, state.partition_path, name)
+        combine = (plan.instant, plan.options.ordering_fields) if plan.options.combine else None
+        result = merge_records(previous, incoming, group.delete_keys, self.ordering, batch=combine)
+        create_marker(plan.table_path, plan.instant, state.partition_path, name,
+                      IOType.MERGE if previous is not None else IOType.CREATE)
+        ensure_pending(plan.txn, plan.config)
+        written = write_base_file(
+            plan.table_path, plan.config, partition_path=state.partition_path, file_id=state.file_id,
+            instant=plan.instant, write_token=self.task.write_token, data=result.table,
+            partition_id=self.task.partition_id, prev_commit=prev_commit, preserve_meta=True,
+            parquet_options=parquet_options(result.table.column_names, plan.options.record_key_fields),
+        )
+        before = state.base
+        if before is not None and before.file_name != name:
+            try:
+                os.remove(join(plan.table_path, state.partition_path, before.file_name))
+            except FileNotFoundError:
+                pass
+        stat = dataclasses.replace(
+            written,
+            num_inserts=(before.num_inserts if before else 0) + result.inserts,
+            num_updates=(before.num_updates if before else 0) + result.updates,
+            num_deletes=(before.num_deletes if before else 0) + result.deletes,
+        )
+        return dataclasses.replace(state, base=stat), name
+
+    def _read_committed(self, committed: FileSlice) -> pa.Table:
+        if self._scan is None:
+            self._scan = build_scan(open_table(self.plan.table_path), mode="read_optimized", include_meta=True,
+                                    plan_files=False)
+        scan = self._scan
+        assert isinstance(scan, PlannedScan)
+        rows = dataclasses.replace(scan, slices=[committed.without_logs()]).reader().read_all()
+        data = align_to_schema(rows.drop_columns(list(META_COLUMNS)), self.schema)
+        return pa.Table.from_arrays(
+            [rows.column(c) for c in META_COLUMNS] + list(data.columns), names=list(META_COLUMNS) + data.column_names
+        )
+
+    def _append_log(self, state: GroupState, committed: FileSlice, group: GroupRows) -> tuple[GroupState, str]:
+        plan = self.plan
+        partition = state.partition_path
+        base_instant = plan.pending_compactions.get((partition, state.file_id), committed.base_instant)
+        folder = join(plan.table_path, partition)
+        ensure_partition_metafile(plan.table_path, partition, plan.instant)
+        version = next_log_version(folder, state.file_id, base_instant)
+        name = log_file_name(state.file_id, base_instant, version, self.task.write_token)
+        blocks = []
+        if group.data.num_rows:
+            full = self._meta(group.data, group.keys, partition, name)
+            schema = avro_record_schema(plan.config.name, full.schema)
+            blocks.append(encode_data_block(full, schema, {HeaderKey.INSTANT_TIME: plan.instant}))
+        if len(group.delete_keys):
+            keys = group.delete_keys.to_pylist()
+            blocks.append(encode_delete_block(
+                keys, [partition] * len(keys), list(group.delete_ordering), {HeaderKey.INSTANT_TIME: plan.instant}))
+        create_marker(plan.table_path, plan.instant, partition, name, IOType.APPEND)
+        ensure_pending(plan.txn, plan.config)
+        path = os.path.join(folder, name)
+        write_log_file(path, blocks)
+        stat = FileWrite(
+            partition_path=partition,
+            file_id=state.file_id,
+            file_name=name,
+            num_writes=group.data.num_rows,
+            num_updates=group.data.num_rows,
+            num_deletes=len(group.delete_keys),
+            file_size=os.path.getsize(path),
+            prev_commit=base_instant,
+            base_file=committed.base_file.name if committed.base_file is not None else None,
+            log_version=version,
+        )
+        return dataclasses.replace(state, logs=state.logs + (stat,)), name
+
+
+def _merge_schema(schema: InternalSchema) -> pa.Schema:
+    return internal_to_arrow(schema)

@@ -1,0 +1,163 @@
+"""One writer at a time: starting, completing and abandoning an instant on the timeline.
+
+The protocol (table version 6, Hudi's heartbeat-based failure detection):
+- Under a short table guard (an exclusive `flock` on `.hoodie/.aux/hudi-shim.lock`, released when
+  the process dies), the writer looks at the pending instants. A pending write whose heartbeat
+  (`.hoodie/.heartbeat/<instant>`) is fresh belongs to a live writer: the new write fails with
+  `ConcurrentWriteError`. A pending write with a stale or missing heartbeat failed: it is rolled
+  back (files deleted, `.rollback` instant written). Then the new instant is requested and its
+  heartbeat started.
+- While the write runs, its tasks keep the heartbeat fresh.
+- The completed instant file is written last, atomically; then markers and heartbeat go.
+- A failed job stops its heartbeat and leaves its inflight instant for the next writer to roll
+  back; a killed job's heartbeat goes stale.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from shim.errors import ConcurrentWriteError, WriteError
+from shim.properties import TableConfig
+from shim.timeline.instant import Action, Instant, State, instant_key
+from shim.timeline.timeline import Timeline
+from shim.write import heartbeat
+from shim.write.avro_metadata import decode_avro_record
+from shim.write.clock import new_instant_time
+from shim.write.commit import CommitRecord, InstantFiles
+from shim.write.markers import delete_marker_folder
+from shim.write.rollback import RollbackResult, rollback_failed_write
+
+GUARD_FILE = os.path.join(".aux", "hudi-shim.lock")
+_WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """A started write: its instant and how long its heartbeat may stay silent."""
+
+    table_path: str
+    instant: str
+    action: Action
+    timeout_s: float
+
+    def files(self, config: TableConfig) -> InstantFiles:
+        return InstantFiles(self.table_path, config, self.instant, self.action)
+
+
+@contextmanager
+def table_guard(table_path: str) -> Iterator[None]:
+    """Hold the table's guard lock (blocks while another writer checks the timeline)."""
+    path = os.path.join(table_path, ".hoodie", GUARD_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def begin(
+    table_path: str,
+    config: TableConfig,
+    action: Action,
+    *,
+    timeout_s: float,
+    requested: bytes = b"",
+    inflight: bytes = b"{}",
+) -> tuple[Transaction, list[RollbackResult]]:
+    """Start a write: check for live writers, roll back failed ones, request and start an instant.
+
+    Raises:
+        ConcurrentWriteError: another writer's instant is pending with a fresh heartbeat.
+    """
+    with table_guard(table_path):
+        timeline = Timeline.load(table_path, config)
+        rolled_back = recover(table_path, config, timeline, timeout_s)
+        timeline = Timeline.load(table_path, config)
+        latest = timeline.instants[-1].requested_time if timeline.instants else None
+        instant = new_instant_time(after=latest)
+        heartbeat.beat(table_path, instant)
+        txn = Transaction(table_path, instant, action, timeout_s)
+        files = txn.files(config)
+        files.request(requested)
+    files.start(inflight)
+    return txn, rolled_back
+
+
+def recover(table_path: str, config: TableConfig, timeline: Timeline, timeout_s: float) -> list[RollbackResult]:
+    """Fail if a live writer holds the table; roll back failed writes and finish broken rollbacks.
+
+    Pending compactions of dead writers stay (their plan is run again by `compact`).
+    """
+    now = time.time()
+    failed: list[Instant] = []
+    for inst in timeline.pending(*_WRITES, Action.COMPACTION):
+        if heartbeat.is_alive(table_path, inst.requested_time, timeout_s, now):
+            raise ConcurrentWriteError(
+                f"{table_path}: another writer holds the table: {inst.action.value} {inst.requested_time} is "
+                f"{inst.state.value} and its heartbeat is fresh (.hoodie/.heartbeat/{inst.requested_time}). "
+                f"Retry after it completes; if that writer died, retry after {timeout_s:.0f}s "
+                "(hoodie.client.heartbeat.interval_in_ms x hoodie.client.heartbeat.tolerable.misses)",
+                path=table_path,
+                instant=inst.requested_time,
+            )
+        if inst.action is not Action.COMPACTION:
+            failed.append(inst)
+    results = _finish_pending_rollbacks(table_path, timeline)
+    for inst in failed:
+        after = max((i.requested_time for i in timeline.instants), key=instant_key, default=None)
+        results.append(rollback_failed_write(table_path, inst, new_instant_time(after=after)))
+        timeline = Timeline.load(table_path, config)
+    return results
+
+
+def _finish_pending_rollbacks(table_path: str, timeline: Timeline) -> list[RollbackResult]:
+    results = []
+    for inst in timeline.pending(Action.ROLLBACK):
+        path = os.path.join(table_path, ".hoodie", f"{inst.requested_time}.rollback.requested")
+        try:
+            with open(path, "rb") as handle:
+                plan = decode_avro_record(handle.read())
+        except (FileNotFoundError, ValueError):
+            plan = {}
+        target = plan.get("instantToRollback") or {}
+        if not target.get("commitTime"):
+            continue
+        failed = Instant(
+            target["commitTime"], Action.parse(target["action"]), State.INFLIGHT, None,
+            f"{target['commitTime']}.{target['action']}.inflight",
+        )
+        results.append(rollback_failed_write(table_path, failed, inst.requested_time))
+    return results
+
+
+def ensure_pending(txn: Transaction, config: TableConfig) -> None:
+    """Fail when the instant is no longer pending (another writer rolled it back)."""
+    files = txn.files(config)
+    if not (os.path.exists(files.path("inflight")) or os.path.exists(files.path("requested"))):
+        raise WriteError(
+            f"{txn.table_path}: instant {txn.instant} is no longer pending; another writer rolled it back "
+            "(its heartbeat was older than the timeout). Run the write again.",
+            path=txn.table_path,
+            instant=txn.instant,
+        )
+
+
+def complete(txn: Transaction, config: TableConfig, record: CommitRecord) -> None:
+    """Write the completed instant (last, atomically), then drop markers and heartbeat."""
+    ensure_pending(txn, config)
+    txn.files(config).complete(record)
+    delete_marker_folder(txn.table_path, txn.instant)
+    heartbeat.stop(txn.table_path, txn.instant)
+
+
+def abandon(txn: Transaction) -> None:
+    """Give up a failed write: stop its heartbeat so the next writer rolls it back at once."""
+    heartbeat.stop(txn.table_path, txn.instant)
