@@ -39,21 +39,9 @@ COLUMNS = [
 
 
 def spark_session() -> Any:
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    from engines.spark.session import local_session
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.driver.memory", "3g")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return local_session("hudi-shim-bench", shuffle_partitions=4, driver_memory="3g")
 
 
 def frames(spark: Any, rows: int) -> tuple[Any, Any]:

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 from catalog.service import Catalog
 from catalog.settings import Settings
@@ -34,3 +41,46 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+@dataclass
+class RunningServer:
+    """A catalog server running in this process."""
+
+    url: str
+    app: Any
+    server: Any
+
+    @property
+    def catalog(self) -> Catalog:
+        catalog: Catalog = self.app.state.catalog
+        return catalog
+
+
+@contextmanager
+def running(settings: Settings, *, port: int = 0, startup_seconds: float = 10.0) -> Iterator[RunningServer]:
+    """Serve `create_app(settings)` from a background thread on 127.0.0.1 (port 0: a free one)."""
+    import uvicorn
+
+    from catalog.app import create_app
+
+    app = create_app(settings)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    bound = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_seconds
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            sock.close()
+            raise RuntimeError("the catalog server did not start")
+        time.sleep(0.01)
+    try:
+        yield RunningServer(f"http://127.0.0.1:{bound}", app, server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

@@ -1,71 +1,100 @@
-"""The quick-start job: build a small merge-on-read table and read it back."""
+"""The quick-start job: an evolving Hudi table written with PySpark, served by the catalog, queried
+through DuckDB and the HTTP API, next to what a by-name reader (hudi-rs) returns.
+
+Steps:
+1. PySpark writes a merge-on-read table `trips` (hudi_shim data source, bucket index).
+2. Its schema evolves: `rider` renamed to `passenger`, `tip` (int) dropped and re-added as text,
+   `fare` widened from int to double; then new rows and updates are upserted.
+3. The catalog serves the warehouse on a loopback port; the same query runs through DuckDB
+   (views `trips` / `trips_ro`) and through the HTTP scan API.
+4. hudi-rs, which reads files by column name, answers the same question wrongly.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+from typing import Any
 
 import pyarrow as pa
 
-import shim
 from engines.output import render_table
-from shim.properties import TableType
-from shim.timeline.instant import Action
-from shim.write.clock import new_instant_time
-from shim.write.commit import CommitRecord, InstantFiles
-from shim.write.data_files import FileWrite, avro_record_schema, write_base_file, write_log_blocks
-from shim.write.table_init import TableSpec, create_table
 
-TRIPS = pa.schema([("trip_id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("fare", pa.float64())])
+QUERY_COLUMNS = ["trip_id", "city", "passenger", "fare", "tip"]
+OPTIONS = {
+    "hoodie.table.name": "trips",
+    "hoodie.datasource.write.recordkey.field": "trip_id",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.partitionpath.field": "city",
+    "hoodie.datasource.write.hive_style_partitioning": "true",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.bucket.index.num.buckets": "2",
+}
 
 
-def build_demo_table(path: str) -> str:
-    """A partitioned MOR table: two base files, then an update, an insert and a delete in logs."""
-    if os.path.exists(path):
-        shutil.rmtree(path)
-    spec = TableSpec(name="trips", record_key_fields=("trip_id",), table_type=TableType.MERGE_ON_READ,
-                     partition_fields=("city",), ordering_fields=("ts",), hive_style_partitioning=True)
-    schema_json = json.dumps(avro_record_schema("trips", TRIPS))
-    config = create_table(path, spec, schema_json)
+def write_demo_table(spark: Any, path: str) -> None:
+    """Write, evolve and update the demo table with PySpark."""
+    import engines.spark
 
-    def commit(writes: list[FileWrite], instant: str, operation: str) -> None:
-        InstantFiles(path, config, instant, Action.DELTA_COMMIT).complete(
-            CommitRecord(tuple(writes), operation, {"schema": schema_json}))
+    def upsert(rows: list[tuple[Any, ...]], schema: str) -> None:
+        (spark.createDataFrame(rows, schema).write.format("hudi_shim").mode("append").options(**OPTIONS)
+         .option("hoodie.datasource.write.operation", "upsert").save(path))
 
-    first = new_instant_time()
-    base = []
-    for city, rows in {
-        "sf": [("t1", 10.0), ("t2", 22.5), ("t3", 7.25)],
-        "nyc": [("t4", 31.0), ("t5", 12.0)],
-    }.items():
-        data = pa.Table.from_pylist(
-            [{"trip_id": t, "ts": 1, "city": city, "fare": f} for t, f in rows], schema=TRIPS)
-        base.append(write_base_file(path, config, partition_path=f"city={city}", file_id=f"{city}-fg-0",
-                                    instant=first, write_token="0-1-0", data=data))
-    commit(base, first, "INSERT")
-    second = new_instant_time()
-    update = pa.Table.from_pylist([{"trip_id": "t2", "ts": 2, "city": "sf", "fare": 25.0},
-                                   {"trip_id": "t6", "ts": 2, "city": "sf", "fare": 9.5}], schema=TRIPS)
-    logs = [
-        write_log_blocks(path, config, partition_path="city=sf", file_id="sf-fg-0", base_instant=first,
-                         instant=second, write_token="0-2-0", upserts=update, base_file=base[0].file_name),
-        write_log_blocks(path, config, partition_path="city=nyc", file_id="nyc-fg-0", base_instant=first,
-                         instant=second, write_token="1-2-0", delete_keys=["t4"], base_file=base[1].file_name),
-    ]
-    commit(logs, second, "UPSERT")
-    return path
+    upsert([("t1", 1, "sf", "ana", 10, 1), ("t2", 1, "sf", "bo", 22, 3), ("t3", 1, "nyc", "cy", 31, 5),
+            ("t4", 1, "nyc", "di", 12, 0)],
+           "trip_id string, ts long, city string, rider string, fare int, tip int")
+    (engines.spark.alter_table(path)
+     .rename_column("rider", "passenger")
+     .drop_column("tip")
+     .add_column("tip", "string")
+     .alter_column_type("fare", "double"))
+    upsert([("t2", 2, "sf", "bo", 24.5, "cash"), ("t5", 2, "nyc", "ed", 8.25, "card")],
+           "trip_id string, ts long, city string, passenger string, fare double, tip string")
 
 
 def run_demo(folder: str) -> int:
-    """Build the demo table under `folder` and print what each reader returns."""
-    path = build_demo_table(os.path.join(os.path.abspath(folder), "trips"))
-    table = shim.open_table(path)
-    print(f"demo table written to {path}\n")
-    print("snapshot (base files merged with log files: t2 updated, t6 inserted, t4 deleted):")
-    print(render_table(table.read(columns=["trip_id", "city", "fare"]).sort_by("trip_id")))
-    print("read_optimized (base files only):")
-    print(render_table(table.read(mode="read_optimized", columns=["trip_id", "city", "fare"]).sort_by("trip_id")))
-    print("filtered: fare > 10 AND city = 'sf'")
-    print(render_table(table.read(filter="fare > 10 AND city = 'sf'").sort_by("trip_id")))
+    """Build the demo warehouse under `folder`, serve it, query it three ways; returns 0."""
+    from catalog.server import running
+    from catalog.settings import Settings
+    from engines.duckdb import connect
+    from engines.http import ShimClient
+    from engines.spark.session import local_session
+
+    warehouse = os.path.abspath(folder)
+    path = os.path.join(warehouse, "trips")
+    if os.path.exists(warehouse):
+        shutil.rmtree(warehouse)
+    os.makedirs(warehouse)
+    print("1. writing the demo table with PySpark (local[2]) ...", flush=True)
+    from pyspark.sql import SparkSession
+
+    shared = SparkSession.getActiveSession()
+    spark = local_session("hudi-shim-demo")
+    try:
+        write_demo_table(spark, path)
+    finally:
+        if shared is None:  # leave a session the caller already had running
+            spark.stop()
+    print(f"   {path}: rider -> passenger, tip int dropped and re-added as string, fare int -> double\n")
+    sql = f"SELECT {', '.join(QUERY_COLUMNS)} FROM trips ORDER BY trip_id"
+    with running(Settings(warehouse=warehouse)) as server:
+        print(f"2. catalog serving {warehouse} at {server.url}\n")
+        print(f"3a. DuckDB: {sql}")
+        print(render_table(connect(warehouse).execute(sql).to_arrow_table()))
+        print(f"3b. HTTP scan API: POST {server.url}/v1/tables/trips/scan columns={QUERY_COLUMNS}")
+        print(render_table(ShimClient(server.url).scan("trips", columns=QUERY_COLUMNS).sort_by("trip_id")))
+    print("4. hudi-rs 0.5 (reads by column name) on the same table:")
+    print(_hudi_rs_rows(path))
+    print("   hudi-rs loses passenger for rows written before the rename and brings back the dropped int tip\n"
+          "   as text; hudi-shim reads every file with the schema of the commit that wrote it.")
     return 0
+
+
+def _hudi_rs_rows(path: str) -> str:
+    try:
+        import hudi
+    except ImportError:
+        return "   (hudi-rs is not installed: pip install hudi)\n"
+    table = pa.Table.from_batches(hudi.HudiTable(path).read())
+    columns = [c for c in QUERY_COLUMNS if c in table.column_names]
+    return render_table(table.select(columns).sort_by("trip_id"))

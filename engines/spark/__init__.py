@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from engines.spark.datasource import HudiShimDataSource
     from engines.spark.ddl import AlterTable, alter_table
     from engines.spark.repartition import repartition_by_bucket, with_bucket_id
+    from engines.spark.session import local_session
 
 _LAZY = {
     "HudiShimDataSource": "engines.spark.datasource",
@@ -30,6 +31,7 @@ _LAZY = {
     "compact": "engines.spark.compaction",
     "repartition_by_bucket": "engines.spark.repartition",
     "with_bucket_id": "engines.spark.repartition",
+    "local_session": "engines.spark.session",
 }
 
 
@@ -49,4 +51,5 @@ def __getattr__(name: str) -> Any:
         raise
 
 
-__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "compact", "repartition_by_bucket", "with_bucket_id"]
+__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "compact", "local_session", "repartition_by_bucket",
+           "with_bucket_id"]

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-import uvicorn
-from fastapi import FastAPI
 
-from catalog.app import create_app
-from catalog.service import Catalog
+from catalog.server import RunningServer, running
 from catalog.settings import Settings
 from tests.tablekit import EvolvingTable, add, drop, rename, retype
 
@@ -77,38 +70,9 @@ def build_warehouse(root: Path) -> Warehouse:
     return Warehouse(root, trips, events, first)
 
 
-@dataclass
-class LiveServer:
-    url: str
-    app: FastAPI
-    server: uvicorn.Server
-
-    @property
-    def catalog(self) -> Catalog:
-        """The app's catalog, for white-box assertions."""
-        catalog: Catalog = self.app.state.catalog
-        return catalog
+LiveServer = RunningServer
 
 
-@contextmanager
-def live_server(settings: Settings) -> Iterator[LiveServer]:
+def live_server(settings: Settings) -> AbstractContextManager[RunningServer]:
     """A uvicorn server running `create_app(settings)` in a thread, on a free 127.0.0.1 port."""
-    app = create_app(settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.01)
-    try:
-        yield LiveServer(f"http://127.0.0.1:{port}", app, server)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    return running(settings)

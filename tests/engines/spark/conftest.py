@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -16,25 +15,8 @@ def spark() -> Iterator[object]:
     pytest.importorskip("pyspark", reason="PySpark 4 is needed for the Spark tests (pip install 'hudi-shim[spark]')")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Java 17 is needed for the Spark tests")
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    from engines.spark.session import local_session
 
-    import engines.spark
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("hudi-shim-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.python.filterPushdown.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    session.dataSource.register(engines.spark.HudiShimDataSource)
+    session = local_session("hudi-shim-tests")
     yield session
     session.stop()
