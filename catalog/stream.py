@@ -9,11 +9,11 @@ a partial result for a complete one.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -189,33 +189,37 @@ def ipc_stream(
         reader.close()
 
 
-def prefetched(chunks: Iterator[T], depth: int = 4) -> Iterator[T]:
-    """`chunks`, produced by a worker thread up to `depth` items ahead of the consumer.
+async def prefetched(chunks: Iterator[T], depth: int = 4) -> AsyncIterator[T]:
+    """`chunks`, produced by a worker thread up to `depth` items ahead of the event loop.
 
     The HTTP server sends one chunk before asking for the next; producing the next batch (reading
-    and merging files) while the previous one is on the wire keeps both busy. Exceptions reach the
-    consumer in order; when the consumer stops early, the producer stops and `chunks` is closed.
+    and merging files) while the previous one is on the wire keeps both busy. Chunks reach the
+    event loop directly (no thread-pool hop per chunk). Exceptions reach the consumer in order;
+    when the consumer stops early, the producer stops and `chunks` is closed.
     """
-    items: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=depth)
+    loop = asyncio.get_running_loop()
+    items: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
+    slots = threading.Semaphore(depth)
     stop = threading.Event()
 
-    def put(item: tuple[str, object]) -> bool:
-        while not stop.is_set():
-            try:
-                items.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def hand_over(item: tuple[str, object]) -> None:
+        try:
+            loop.call_soon_threadsafe(items.put_nowait, item)
+        except RuntimeError:  # the event loop is gone: nobody is listening any more
+            stop.set()
 
     def produce() -> None:
         try:
             for chunk in chunks:
-                if not put(("item", chunk)):
+                while not slots.acquire(timeout=0.1):
+                    if stop.is_set():
+                        return
+                if stop.is_set():
                     return
-            put(("end", None))
+                hand_over(("item", chunk))
+            hand_over(("end", None))
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which raises it
-            put(("error", exc))
+            hand_over(("error", exc))
         finally:
             close = getattr(chunks, "close", None)
             if close is not None:
@@ -225,8 +229,9 @@ def prefetched(chunks: Iterator[T], depth: int = 4) -> Iterator[T]:
     worker.start()
     try:
         while True:
-            kind, value = items.get()
+            kind, value = await items.get()
             if kind == "item":
+                slots.release()
                 yield value  # type: ignore[misc]
             elif kind == "error":
                 assert isinstance(value, BaseException)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -59,6 +59,7 @@ class _FilledPlan:
     columns: tuple[str, ...]
     constants: Mapping[str, pa.Field]
     values: Mapping[str, pa.Scalar]
+    _repeated: dict[str, pa.Array] = field(default_factory=dict)
 
     @property
     def read_columns(self) -> tuple[str, ...]:
@@ -74,11 +75,19 @@ class _FilledPlan:
         for name in self.columns:
             if name in self.constants:
                 fields.append(self.constants[name])
-                arrays.append(pa.repeat(self.values[name], data.num_rows))
+                arrays.append(self._constant(name, data.num_rows))
             else:
                 fields.append(batch.schema.field(name))
                 arrays.append(batch.column(name))
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+    def _constant(self, name: str, rows: int) -> pa.Array:
+        """`rows` copies of the column's value, sliced from one array built for the largest batch."""
+        built = self._repeated.get(name)
+        if built is None or len(built) < rows:
+            built = self._repeated[name] = pa.repeat(self.values[name], rows)
+        return built.slice(0, rows)
 
 
 class PartitionFillingResolver:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 
@@ -156,8 +157,13 @@ def test_prefetched_yields_in_order_and_raises_errors_in_place():
         raise ValueError("boom")
 
     got = []
+
+    async def consume() -> None:
+        async for item in prefetched(gen(), depth=1):
+            got.append(item)
+
     with pytest.raises(ValueError, match="boom"):
-        got.extend(prefetched(gen(), depth=1))
+        asyncio.run(consume())
     assert got == [1, 2]
 
 
@@ -170,9 +176,13 @@ def test_prefetched_stopped_early_closes_the_source():
         finally:
             closed.set()
 
-    stream = prefetched(gen(), depth=2)
-    assert next(stream) == 0
-    stream.close()
+    async def first_then_stop() -> int:
+        stream = prefetched(gen(), depth=2)
+        first = await anext(stream)
+        await stream.aclose()
+        return first
+
+    assert asyncio.run(first_then_stop()) == 0
     assert closed.wait(5)
 
 
