@@ -62,13 +62,24 @@ def scan_parquet(
         ) from exc
 
 
-def iter_parquet_in_order(path: str, plan: FilePlan, *, batch_size: int = BATCH_SIZE) -> Iterator[pa.RecordBatch]:
-    """Every row of one Parquet file, in file order (no row filtering), mapped through `plan`."""
+def iter_parquet_in_order(
+    path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE
+) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """The rows of one Parquet file, in file order, mapped through `plan`: (rows read, batch).
+
+    `keep`, when given, says which of the file's rows to keep (by position); they are dropped
+    before the plan runs, so conversions only touch the rows kept.
+    """
     try:
         parquet = pq.ParquetFile(path)
         columns = _columns_to_read(plan, parquet.schema_arrow)
+        offset = 0
         for batch in parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=True):
-            yield plan.apply(batch)
+            rows = batch.num_rows
+            if keep is not None:
+                batch = batch.filter(keep.slice(offset, rows))
+            offset += rows
+            yield rows, plan.apply(batch)
     except (OSError, pa.ArrowInvalid) as exc:
         raise CorruptFileError(f"cannot read Parquet data from {path}: {exc}", path=path) from exc
 

@@ -51,7 +51,7 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
         merge = start_slice_merge(scan, file_slice)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
-            for batch in iter_parquet_in_order(path, plan):
+            for _, batch in iter_parquet_in_order(path, plan):
                 keep = merge.keep(batch, scan, path)
                 if keep is not None:
                     batch = batch.filter(pa.array(keep))
@@ -65,10 +65,7 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns)
             offset = 0
-            for batch in iter_parquet_in_order(path, plan):
-                rows = batch.num_rows
-                if state.base_keep is not None:
-                    batch = batch.filter(pa.array(state.base_keep[offset: offset + rows]))
+            for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep):
                 offset += rows
                 if batch.num_rows:
                     yield batch

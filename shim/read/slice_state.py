@@ -37,7 +37,7 @@ class SliceMergeState:
     """
 
     base_rows: int
-    base_keep: np.ndarray | None
+    base_keep: pa.BooleanArray | None
     log_rows: pa.Table
 
     @property
@@ -79,7 +79,7 @@ class SliceMerge:
         """The outcome, once every base batch went past."""
         rows = self.merger.remaining_rows()
         log_rows = self.log.take(pa.array(rows, pa.int64())) if len(rows) else self.log.schema.empty_table()
-        keep = np.concatenate(self.masks) if self.dropped else None
+        keep = pa.array(np.concatenate(self.masks)) if self.dropped else None
         return SliceMergeState(self.base_rows, keep, log_rows)
 
 
