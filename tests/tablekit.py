@@ -16,16 +16,17 @@ from shim.schema import (
     META_FIELD_NAMES,
     Field,
     InternalSchema,
-    inherit_schema_history,
     internal_from_avro,
     internal_to_arrow,
     schema_to_json,
 )
 from shim.schema.serde import parse_type_token
 from shim.timeline.instant import Action
+from shim.write import schema_changes
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
 from shim.write.data_files import FileWrite, avro_record_schema, write_base_file, write_log_blocks
+from shim.write.schema_history import plan_schema_commit
 from shim.write.table_init import TableSpec, create_table
 
 
@@ -127,10 +128,10 @@ class EvolvingTable(TinyTable):
         self.internal = internal_from_avro(self._avro(schema), add_meta=True)
         self.history = ""
 
-    def _record_schema(self, instant: str, changed: bool) -> dict[str, str]:
-        if changed or not self.history:
-            self.internal = InternalSchema(self.internal.record, int(instant), self.internal.max_column_id)
-            self.history = inherit_schema_history(self.internal, self.history)
+    def _record_schema(self, instant: str, evolved: InternalSchema) -> dict[str, str]:
+        previous = self.internal if self.history else None
+        commit = plan_schema_commit(previous or evolved, self.history, evolved, instant)
+        self.internal, self.history = commit.latest, commit.history
         folder = self.path / ".hoodie" / ".schema"
         folder.mkdir(exist_ok=True)
         (folder / f"{instant}.schemacommit").write_text(self.history)
@@ -139,7 +140,7 @@ class EvolvingTable(TinyTable):
     def _commit(self, writes, instant, action, complete, schema, operation="UPSERT", replaced=None):
         files = InstantFiles(str(self.path), self.config, instant, action)
         if complete:
-            extra = {"schema": json.dumps(self._avro(self.schema)), **self._record_schema(instant, False)}
+            extra = {"schema": json.dumps(self._avro(self.schema)), **self._record_schema(instant, self.internal)}
             files.complete(CommitRecord(tuple(writes), operation, extra, replaced or {}))
         self.instants.append(instant)
         return instant
@@ -147,57 +148,44 @@ class EvolvingTable(TinyTable):
     def alter(self, change: Callable[[InternalSchema], InternalSchema]) -> str:
         """Commit an ALTER_SCHEMA instant applying `change` to the current schema."""
         instant, files = self._begin(Action.COMMIT)
-        self.internal = change(self.internal)
+        evolved = change(self.internal)
         self.schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in
-                                 internal_to_arrow(self.internal) if f.name not in META_FIELD_NAMES])
-        extra = {"schema": json.dumps(self._avro(self.schema)), **self._record_schema(instant, True)}
+                                 internal_to_arrow(evolved) if f.name not in META_FIELD_NAMES])
+        extra = {"schema": json.dumps(self._avro(self.schema)), **self._record_schema(instant, evolved)}
         files.complete(CommitRecord((), "ALTER_SCHEMA", extra))
         self.instants.append(instant)
         return instant
 
 
-def _fields(schema: InternalSchema) -> list[Field]:
-    return list(schema.record.fields)
+Change = Callable[[InternalSchema], InternalSchema]
 
 
-def rename(old: str, new: str) -> Callable[[InternalSchema], InternalSchema]:
-    def change(schema: InternalSchema) -> InternalSchema:
-        fields = [Field(f.id, new if f.name == old else f.name, f.type, f.optional, f.doc) for f in _fields(schema)]
-        return InternalSchema.of(fields, schema.version_id, schema.max_column_id)
-    return change
+def rename(old: str, new: str) -> Change:
+    return lambda schema: schema_changes.rename_column(schema, old, new)
 
 
-def drop(name: str) -> Callable[[InternalSchema], InternalSchema]:
-    def change(schema: InternalSchema) -> InternalSchema:
-        return InternalSchema.of([f for f in _fields(schema) if f.name != name], schema.version_id,
-                                 schema.max_column_id)
-    return change
+def drop(name: str) -> Change:
+    return lambda schema: schema_changes.drop_column(schema, name)
 
 
-def add(name: str, type_token: str, after: str | None = None) -> Callable[[InternalSchema], InternalSchema]:
-    def change(schema: InternalSchema) -> InternalSchema:
-        new_id = schema.max_column_id + 1
-        field = Field(new_id, name, parse_type_token(type_token), True)
-        fields = _fields(schema)
-        index = len(fields) if after is None else [f.name for f in fields].index(after) + 1
-        fields.insert(index, field)
-        return InternalSchema.of(fields, schema.version_id, new_id)
-    return change
+def add(name: str, type_token: str, after: str | None = None) -> Change:
+    return lambda schema: schema_changes.add_column(schema, name, type_token, after=after)
 
 
-def retype(name: str, type_token: str) -> Callable[[InternalSchema], InternalSchema]:
+def retype(name: str, type_token: str) -> Change:
+    return lambda schema: schema_changes.update_column_type(schema, name, type_token)
+
+
+def move(name: str, after: str) -> Change:
+    return lambda schema: schema_changes.move_column(schema, name, after=after)
+
+
+def forced_retype(name: str, type_token: str) -> Change:
+    """A type change applied without Hudi's checks, as a careless writer could record it."""
+
     def change(schema: InternalSchema) -> InternalSchema:
         fields = [Field(f.id, f.name, parse_type_token(type_token) if f.name == name else f.type, f.optional, f.doc)
-                  for f in _fields(schema)]
+                  for f in schema.record.fields]
         return InternalSchema.of(fields, schema.version_id, schema.max_column_id)
-    return change
 
-
-def move(name: str, after: str) -> Callable[[InternalSchema], InternalSchema]:
-    def change(schema: InternalSchema) -> InternalSchema:
-        fields = _fields(schema)
-        moving = next(f for f in fields if f.name == name)
-        fields.remove(moving)
-        fields.insert([f.name for f in fields].index(after) + 1, moving)
-        return InternalSchema.of(fields, schema.version_id, schema.max_column_id)
     return change

@@ -12,7 +12,7 @@ import pytest
 import shim
 from catalog.settings import Settings
 from tests.catalog.servekit import TRIPS_ROWS, build_warehouse, live_server
-from tests.tablekit import EvolvingTable, TinyTable, retype
+from tests.tablekit import EvolvingTable, TinyTable, forced_retype
 
 ARROW = "application/vnd.apache.arrow.stream"
 
@@ -23,7 +23,7 @@ def warehouse(tmp_path_factory):
     built = build_warehouse(root)
     broken = EvolvingTable(root / "broken", pa.schema([("id", pa.string()), ("ts", pa.int64()), ("f", pa.string())]))
     broken.base([{"id": "a", "ts": 1, "f": "x"}])
-    broken.alter(retype("f", "int"))  # string -> int: a change Hudi forbids
+    broken.alter(forced_retype("f", "int"))  # string -> int: a change Hudi forbids
     boot = TinyTable(root / "boot", pa.schema([("id", pa.string()), ("ts", pa.int64())]))
     boot.base([{"id": "a", "ts": 1}])
     with open(root / "boot" / ".hoodie" / "hoodie.properties", "a") as props:

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import shim
-from tests.tablekit import EvolvingTable, add, drop, move, rename, retype
+from tests.tablekit import EvolvingTable, add, drop, forced_retype, move, rename, retype
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("f1", pa.string()), ("f2", pa.int32())])
 
@@ -74,7 +74,7 @@ def test_string_to_date_change_parses_old_strings(tmp_path):
 def test_forbidden_type_change_is_an_error_naming_column_and_types(tmp_path):
     table = EvolvingTable(tmp_path / "t", SCHEMA)
     table.base([{"id": "a", "ts": 1, "f1": "x", "f2": 1}])
-    table.alter(retype("f1", "int"))  # string -> int is not a change Hudi allows
+    table.alter(forced_retype("f1", "int"))  # string -> int is not a change Hudi allows
     with pytest.raises(shim.SchemaEvolutionError) as info:
         shim.open_table(table.path).read()
     message = str(info.value)
