@@ -70,7 +70,7 @@ def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7) -
     per_group_updates = int(per_group * updates)
     for g in range(groups):
         chosen = np.sort(rng.choice(per_group, per_group_updates, replace=False)) + g * per_group
-        data = _updated(chosen, rng)
+        data = updated_rows(chosen, rng)
         log_writes.append(write_log_blocks(path, config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
                                            base_instant=base_instant, instant=log_instant,
                                            write_token=f"{g}-2-{g}", upserts=data, partition_id=g,
@@ -80,7 +80,8 @@ def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7) -
             "seconds": round(time.perf_counter() - started, 1)}
 
 
-def _updated(ids: np.ndarray, rng: np.random.Generator) -> pa.Table:
+def updated_rows(ids: np.ndarray, rng: np.random.Generator) -> pa.Table:
+    """New versions (ordering value 2) of the rows with these ids."""
     table = make_rows(0, len(ids), 2, rng)
     return table.set_column(0, "id", pa.array([f"trip-{i:09d}" for i in ids], pa.string()))
 
