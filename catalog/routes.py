@@ -28,8 +28,8 @@ from catalog.models import (
 )
 from catalog.service import Catalog, ScanRequest
 from catalog.stream import MEDIA_TYPE, error_document, ipc_stream, prefetched
-from catalog.substrait import filter_from_substrait
 from shim.errors import HudiShimError, InvalidArgumentError, InvalidFilterError
+from shim.filters.substrait import filter_from_substrait
 
 _bearer = HTTPBearer(auto_error=False, description="the server's token, when it was started with one")
 

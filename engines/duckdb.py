@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from catalog.substrait import conjuncts_from_substrait
 from shim.errors import HudiShimError
-from shim.filters import Expr, and_all, bind, parse_filter
+from shim.filters import Expr, bind, parse_filter
+from shim.filters.substrait import conjuncts_from_substrait
 from shim.read.request import ScanMode
 
 try:
@@ -130,13 +130,8 @@ class LocalSource:
 
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader:
-        chosen: pc.Expression | Expr | None = filter
-        if filter is not None:
-            # As shim expressions, filters are pushed into Parquet and partitions term by term.
-            pushed, complete = split_filter(filter, schema)
-            if complete and pushed:
-                chosen = and_all(pushed)
-        return self.catalog.table(name).scan(mode=mode, columns=columns, filter=chosen)
+        # The shim translates Arrow filters it has counterparts for, pruning and pushing them down.
+        return self.catalog.table(name).scan(mode=mode, columns=columns, filter=filter)
 
 
 class RemoteSource:

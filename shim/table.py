@@ -10,9 +10,9 @@ import pyarrow.compute as pc
 
 from shim import storage
 from shim.errors import TableNotFoundError
+from shim.plan.listing import TableListing
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
-from shim.plan.listing import TableListing
 from shim.read.cache import ByteBoundedCache
 from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.request import FilterLike, ScanMode, build_scan

@@ -13,14 +13,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 
 from shim.errors import UnsupportedFeatureError
 from shim.plan.partitions import partition_values
 from shim.properties import TableConfig
+from shim.read.cache import ByteBoundedCache
 from shim.read.plan import FilePlan, SchemaResolver
+
+CONSTANT_CACHE_BYTES = 64 * 1024**2
+"""Memory for partition-value columns kept between scans (built once per value, then sliced)."""
+
+
+class ConstantColumns:
+    """Columns repeating one value, each built once for the largest batch seen and sliced after."""
+
+    def __init__(self, capacity: int = CONSTANT_CACHE_BYTES) -> None:
+        self._cache: ByteBoundedCache[pa.Array] = ByteBoundedCache(capacity)
+
+    def column(self, value: pa.Scalar, rows: int) -> pa.Array:
+        key = (str(value.type), value.as_py())
+        built = self._cache.get(key)
+        if built is None or len(built) < rows:
+            built = pa.repeat(value, rows)
+            self._cache.put(key, built, built.nbytes)
+        return built.slice(0, rows)
 
 
 def exact_from_path(data_type: pa.DataType) -> bool:
@@ -59,7 +78,7 @@ class _FilledPlan:
     columns: tuple[str, ...]
     constants: Mapping[str, pa.Field]
     values: Mapping[str, pa.Scalar]
-    _repeated: dict[str, pa.Array] = field(default_factory=dict)
+    repeated: ConstantColumns
 
     @property
     def read_columns(self) -> tuple[str, ...]:
@@ -75,19 +94,11 @@ class _FilledPlan:
         for name in self.columns:
             if name in self.constants:
                 fields.append(self.constants[name])
-                arrays.append(self._constant(name, data.num_rows))
+                arrays.append(self.repeated.column(self.values[name], data.num_rows))
             else:
                 fields.append(batch.schema.field(name))
                 arrays.append(batch.column(name))
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
-
-
-    def _constant(self, name: str, rows: int) -> pa.Array:
-        """`rows` copies of the column's value, sliced from one array built for the largest batch."""
-        built = self._repeated.get(name)
-        if built is None or len(built) < rows:
-            built = self._repeated[name] = pa.repeat(self.values[name], rows)
-        return built.slice(0, rows)
 
 
 class PartitionFillingResolver:
@@ -100,6 +111,7 @@ class PartitionFillingResolver:
         self.config = config
         self.schema = schema
         self._cache: dict[str, dict[str, pa.Scalar | None] | None] = {}
+        self._constants = ConstantColumns()
 
     def plan(self, *, instant: str, file_schema: pa.Schema, columns: Sequence[str], path: str) -> FilePlan:
         candidates = [c for c in self.config.partition_fields if c in columns]
@@ -127,7 +139,7 @@ class PartitionFillingResolver:
         rest = [c for c in columns if c not in constants]
         inner = self.inner.plan(instant=instant, file_schema=file_schema, columns=rest, path=path)
         fields = {name: self.schema.field(name) for name in constants}
-        return _FilledPlan(inner, tuple(columns), fields, constants)
+        return _FilledPlan(inner, tuple(columns), fields, constants, self._constants)
 
     def _values(self, path: str) -> dict[str, pa.Scalar | None] | None:
         file_path = path.split("@", 1)[0]

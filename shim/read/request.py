@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -18,7 +18,7 @@ from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.partition_fill import exact_from_path, typed_partition_values
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
-from shim.read.schemas import TableSchemas
+from shim.read.schemas import PartitionValues, TableSchemas
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window
 from shim.timeline.instant import normalize_instant
 
@@ -102,7 +102,7 @@ def build_scan(
     merge = merge_spec_for(table.config, full_schema, schemas.current_name) if merging else None
     slices: list[FileSlice] = []
     if plan_files and read_instant is not None:
-        partitions, bound = _pruned_partitions(table, schemas.data_schema, bound)
+        partitions, bound = _pruned_partitions(table, schemas, bound)
         slices = file_slices_as_of(table.path, partitions, timeline, read_instant,
                                    groups=table.listing.file_groups(partitions))
         if scan_mode == "read_optimized":
@@ -155,7 +155,7 @@ def _bind_filter(row_filter: FilterLike | pc.Expression, schema: pa.Schema) -> R
 
 
 def _pruned_partitions(
-    table: Table, data_schema: pa.Schema, row_filter: RowFilter | None
+    table: Table, schemas: TableSchemas, row_filter: RowFilter | None
 ) -> tuple[list[str], RowFilter | None]:
     """Partitions that may hold matching rows, and the filter left to apply to their rows.
 
@@ -165,16 +165,25 @@ def _pruned_partitions(
     partitions = table.listing.partitions()
     if row_filter is None or not table.config.is_partitioned:
         return partitions, row_filter
-    values: list[Mapping[str, object] | None] = []
-    exact: list[Mapping[str, object] | None] = []
-    for partition in partitions:
-        raw = partition_values(partition, table.config)
-        typed = typed_partition_values(raw, data_schema) if raw is not None else None
-        values.append(None if typed is None else {k: v.as_py() for k, v in typed.items() if v is not None})
-        exact.append(None if typed is None else {
-            k: v.as_py() for k, v in typed.items() if v is not None and v.is_valid and exact_from_path(v.type)})
-    kept = set(row_filter.partitions_to_read(partitions, values, data_schema))
+    known = [_partition_values(table, schemas, p) for p in partitions]
+    kept = set(row_filter.partitions_to_read(partitions, [k.typed for k in known], schemas.data_schema))
     chosen = [p for p in partitions if p in kept]
-    certain = [e for p, e in zip(partitions, exact) if p in kept]
+    certain = [k.exact for p, k in zip(partitions, known) if p in kept]
     return chosen, row_filter.without_terms_true_in(certain)
+
+
+def _partition_values(table: Table, schemas: TableSchemas, partition: str) -> PartitionValues:
+    """The partition's typed path values, computed once per table schema."""
+    cached = schemas.partition_values.get(partition)
+    if cached is not None:
+        return cached
+    raw = partition_values(partition, table.config)
+    typed = typed_partition_values(raw, schemas.data_schema) if raw is not None else None
+    found = PartitionValues(
+        None if typed is None else {k: v.as_py() for k, v in typed.items() if v is not None},
+        None if typed is None else {
+            k: v.as_py() for k, v in typed.items() if v is not None and v.is_valid and exact_from_path(v.type)},
+    )
+    schemas.partition_values[partition] = found
+    return found
 

@@ -2,7 +2,9 @@
 partitions and pushed into Parquet reads where that is exact.
 
 Filters come as shim expressions (parsed text, `Expr`, tuples) or as `pyarrow.compute.Expression`
-(what DuckDB pushes down). For the latter the referenced columns are found by binding.
+(what DuckDB pushes down). The latter are translated into shim expressions through Substrait when
+every part has a counterpart, so they prune and push down term by term; otherwise they are kept
+as they are and their columns found by binding.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from shim.errors import InvalidFilterError
+from shim.errors import HudiShimError, InvalidFilterError
 from shim.filters import (
     Expr,
     and_all,
@@ -26,6 +28,7 @@ from shim.filters import (
     referenced_columns,
     to_arrow_expression,
 )
+from shim.filters.substrait import conjuncts_from_substrait
 
 _PRUNING_FS = pafs.LocalFileSystem()
 
@@ -48,6 +51,12 @@ class RowFilter:
     def bind(cls, value: Expr | pc.Expression, schema: pa.Schema) -> RowFilter:
         """Check the filter against `schema` (columns exist, literals fit their types)."""
         if isinstance(value, pc.Expression):
+            translated = _as_shim_expression(value, schema)
+            try:
+                if translated is not None:
+                    return cls.bind(translated, schema)
+            except InvalidFilterError:
+                pass  # a literal Arrow casts implicitly but the shim's stricter binding does not
             return cls(value, None, frozenset(_referenced_by_binding(value, schema)))
         bound = bind(value, schema)
         return cls(to_arrow_expression(bound), bound, frozenset(referenced_columns(bound)))
@@ -96,6 +105,17 @@ class RowFilter:
         if self.expr is not None:
             return [p for p, v in zip(partitions, values) if v is None or evaluate_on_partition(self.expr, v)]
         return _prune_with_arrow(self.expression, partitions, values, schema)
+
+
+def _as_shim_expression(expression: pc.Expression, schema: pa.Schema) -> Expr | None:
+    """The same filter as a shim expression, when each of its AND terms has one."""
+    try:
+        terms = conjuncts_from_substrait(bytes(expression.to_substrait(schema)))
+    except (pa.ArrowException, HudiShimError, ValueError):
+        return None
+    if not terms or any(term is None for term in terms):
+        return None
+    return and_all([t for t in terms if t is not None])
 
 
 def _referenced_by_binding(expression: pc.Expression, schema: pa.Schema) -> set[str]:

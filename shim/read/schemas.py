@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -28,6 +29,15 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionValues:
+    """A partition's column values as its path spells them: all that could be typed, and those
+    the path spells exactly (what every row of the partition holds)."""
+
+    typed: Mapping[str, object] | None
+    exact: Mapping[str, object] | None
+
+
+@dataclass(frozen=True, slots=True)
 class TableSchemas:
     """Schemas of one read.
 
@@ -37,6 +47,8 @@ class TableSchemas:
         data_schema: `full_schema` without meta columns.
         resolver: per-file plans onto `internal`.
         schema_on_read: whether files are matched by column id.
+        partition_values: per partition path, its typed column values (filled by scans as they
+            prune partitions; None: the path does not spell them).
     """
 
     internal: InternalSchema
@@ -45,6 +57,7 @@ class TableSchemas:
     resolver: SchemaResolver
     schema_on_read: bool
     history: tuple[InternalSchema, ...] = ()
+    partition_values: dict[str, PartitionValues] = field(default_factory=dict, compare=False)
 
     def current_name(self, name: str) -> str | None:
         """The column's name now, found by id when it was renamed (key and ordering fields are

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from catalog.protobuf import Message, ProtobufError
 from shim.errors import InvalidFilterError
 from shim.filters import And, Column, CompareOp, Comparison, Expr, InList, IsNull, Literal, Not, Or
 from shim.filters.expr import LiteralValue
+from shim.filters.protobuf import Message, ProtobufError
 
 _COMPARISONS = {
     "equal": CompareOp.EQ, "not_equal": CompareOp.NE, "lt": CompareOp.LT,

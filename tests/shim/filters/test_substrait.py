@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from catalog.substrait import conjuncts_from_substrait, filter_from_substrait
 from shim.errors import InvalidFilterError
+from shim.filters.substrait import conjuncts_from_substrait, filter_from_substrait
 
 SCHEMA = pa.schema([
     ("id", pa.string()),
