@@ -166,8 +166,8 @@ def build(force: bool = False) -> str:
         f"ENV PYTHONPATH={APP}:{SITE}",
         "ENV PYTHONDONTWRITEBYTECODE=1",
         f'ENTRYPOINT ["{python}", "-m", "engines.cli"]',
-        f'CMD ["serve", "--warehouse", "/warehouse", "--host", "0.0.0.0", "--port", "{PORT}", '
-        '"--catalog-db", ":memory:"]',
+        (f'CMD ["serve", "--warehouse", "/warehouse", "--host", "0.0.0.0", "--port", "{PORT}", '
+         '"--catalog-db", ":memory:"]'),
         f"EXPOSE {PORT}",
         "WORKDIR /tmp",
     ]

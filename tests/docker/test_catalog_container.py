@@ -21,12 +21,12 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 os.environ.setdefault("TC_HOST", "127.0.0.1")
 
-from catalog import Catalog  # noqa: E402
-from catalog.settings import Settings  # noqa: E402
-from engines.duckdb import connect  # noqa: E402
-from engines.http import RemoteError, ShimClient  # noqa: E402
-from tests.catalog.servekit import TRIPS_ROWS, build_warehouse  # noqa: E402
-from tests.conftest import REPO  # noqa: E402
+from catalog import Catalog
+from catalog.settings import Settings
+from engines.duckdb import connect
+from engines.http import RemoteError, ShimClient
+from tests.catalog.servekit import TRIPS_ROWS, build_warehouse
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.docker
 
