@@ -17,8 +17,9 @@ from shim.avro import arrow_to_avro_schema, avro_to_arrow_schema, avro_to_arrow_
 from shim.avro.schema import min_bytes_for_precision, named_once
 from shim.errors import InvalidTableError, UnsupportedFeatureError
 from shim.log import HeaderKey, parse_log_bytes
+from tests.conftest import shared_tables_dir
 
-SHARED = Path("/work/shared/hudi-tables")
+SHARED = shared_tables_dir() or Path("/nonexistent/shared/hudi-tables")
 
 
 def _record(*fields: dict[str, Any]) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from filter_oracle import oracle
 
 from shim.errors import InvalidFilterError
 from shim.filters import bind, to_arrow_expression, to_expr
+from tests.conftest import shared_tables_dir
 
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "hudi-tables"
+SHARED = shared_tables_dir() or Path("/nonexistent/shared/hudi-tables")
 pytestmark = [
     pytest.mark.shared,
     pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared/hudi-tables (real Hudi tables)"),

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path("/work/shared/hudi-tables")
+from tests.conftest import shared_tables_dir
+
+SHARED = shared_tables_dir() or Path("/nonexistent/shared/hudi-tables")
 needs_shared = pytest.mark.skipif(
     not SHARED.is_dir(), reason="needs the real Hudi tables in /work/shared/hudi-tables"
 )

@@ -15,9 +15,10 @@ import pytest
 from shim.errors import SchemaEvolutionError
 from shim.schema import FIELD_ID_KEY, InternalSchema, apply, internal_from_avro, internal_to_arrow, resolve
 from shim.schema import types as t
+from tests.conftest import shared_tables_dir
 
 F = t.Field
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "hudi-tables"
+SHARED = shared_tables_dir() or Path("/nonexistent/shared/hudi-tables")
 
 
 def schema(*fields: t.Field, max_id: int = -1) -> InternalSchema:

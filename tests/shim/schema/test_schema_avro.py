@@ -13,8 +13,9 @@ from shim.errors import InvalidTableError
 from shim.schema import InternalSchema, add_meta_fields, internal_from_avro, internal_to_avro, schema_to_json
 from shim.schema import types as t
 from shim.schema.avro import min_bytes_for_precision
+from tests.conftest import shared_tables_dir
 
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "hudi-tables"
+SHARED = shared_tables_dir() or Path("/nonexistent/shared/hudi-tables")
 
 
 def _opt(avro_type):
