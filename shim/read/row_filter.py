@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import reduce
+from functools import lru_cache, reduce
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -110,9 +110,15 @@ class RowFilter:
 def _as_shim_expression(expression: pc.Expression, schema: pa.Schema) -> Expr | None:
     """The same filter as a shim expression, when each of its AND terms has one."""
     try:
-        terms = conjuncts_from_substrait(bytes(expression.to_substrait(schema)))
+        return _translated(bytes(expression.to_substrait(schema)))
     except (pa.ArrowException, HudiShimError, ValueError):
         return None
+
+
+@lru_cache(maxsize=256)
+def _translated(substrait: bytes) -> Expr | None:
+    """Decoded once per distinct message: engines send the same filters again and again."""
+    terms = conjuncts_from_substrait(substrait)
     if not terms or any(term is None for term in terms):
         return None
     return and_all([t for t in terms if t is not None])
