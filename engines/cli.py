@@ -85,6 +85,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _emit(result: pa.Table, args: argparse.Namespace) -> None:
+    """Write the rows in `--format`, to `--output` when given, else to standard output."""
+    if args.output:
+        with open(args.output, "wb") as handle:
+            write_result(result, args.format, handle)
+    else:
+        write_result(result, args.format)
+
+
 def _scan(args: argparse.Namespace) -> int:
     table = shim.open_table(args.path)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
@@ -92,11 +101,7 @@ def _scan(args: argparse.Namespace) -> int:
         mode=args.mode, columns=columns, filter=args.filter, as_of=args.as_of, include_meta=args.include_meta
     )
     result = reader.read_all() if args.limit is None else _head(reader, args.limit)
-    if args.output:
-        with open(args.output, "wb") as handle:
-            write_result(result, args.format, handle)
-    else:
-        write_result(result, args.format)
+    _emit(result, args)
     return 0
 
 
@@ -152,11 +157,7 @@ def _sql(args: argparse.Namespace) -> int:
             raise
         print(f"hudi-shim: error: {exc}", file=sys.stderr)
         return 1
-    if args.output:
-        with open(args.output, "wb") as handle:
-            write_result(result, args.format, handle)
-    else:
-        write_result(result, args.format)
+    _emit(result, args)
     return 0
 
 

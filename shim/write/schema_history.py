@@ -14,6 +14,7 @@ Before writing, files of instants that never completed are removed (`cleanResidu
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history
@@ -95,29 +96,28 @@ def persist_history(table_path: str, timeline: Timeline, instant: str, history: 
 
 def clean_residual_files(table_path: str, timeline: Timeline, keep: str | None = None) -> list[str]:
     """Delete schema files of instants that are not completed commits; returns the names removed."""
+
+    def residual(instant: str | None) -> bool:
+        return instant is not None and instant != keep and not timeline.is_committed(instant)
+
+    return _remove_where(table_path, residual)
+
+
+def remove_schema_files(table_path: str, instant: str) -> list[str]:
+    """Delete every schema file of `instant` (a rolled-back write); returns the names removed."""
+    return _remove_where(table_path, lambda found: found == instant)
+
+
+def _remove_where(table_path: str, chosen: Callable[[str | None], bool]) -> list[str]:
+    """Delete the schema files whose instant is `chosen`; returns the names removed, sorted."""
     folder = schema_folder(table_path)
     removed = []
     for name in list_names(folder):
-        instant = _instant_of(name)
-        if instant is None or instant == keep or timeline.is_committed(instant):
+        if not chosen(_instant_of(name)):
             continue
         try:
             os.remove(os.path.join(folder, name))
             removed.append(name)
         except FileNotFoundError:
             pass
-    return sorted(removed)
-
-
-def remove_schema_files(table_path: str, instant: str) -> list[str]:
-    """Delete every schema file of `instant` (a rolled-back write); returns the names removed."""
-    folder = schema_folder(table_path)
-    removed = []
-    for name in list_names(folder):
-        if _instant_of(name) == instant:
-            try:
-                os.remove(os.path.join(folder, name))
-                removed.append(name)
-            except FileNotFoundError:
-                pass
     return sorted(removed)
