@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
 from catalog.service import TableInfo
 from shim.read.file_schemas import FileSchema
@@ -32,6 +32,8 @@ class ScanBody(BaseModel):
     as_of: Annotated[str, StringConstraints(max_length=64)] | None = Field(
         None, description="instant to read as of (yyyyMMddHHmmssSSS or 'yyyy-MM-dd HH:mm:ss')")
     limit: StrictInt | None = Field(default=None, ge=0, le=2**62, description="return at most this many rows")
+    dictionary_partitions: StrictBool = Field(
+        default=False, description="send partition columns dictionary-encoded (one value per batch)")
 
 
 class ErrorDetail(BaseModel):

@@ -139,7 +139,8 @@ def scan(request: Request, name: str, body: ScanBody) -> StreamingResponse:
     started = time.monotonic()
     catalog = _catalog(request)
     catalog.handle(name)  # an unknown table is a 404 whatever else is wrong with the request
-    reader = catalog.scan(name, ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit))
+    reader = catalog.scan(name, ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit,
+                                            body.dictionary_partitions))
     first = None
     try:
         if body.limit != 0:

@@ -59,6 +59,7 @@ class ScanRequest:
     filter: FilterLike | pc.Expression = None
     as_of: str | None = None
     limit: int | None = None
+    dictionary_partitions: bool = False
 
 
 class Catalog:
@@ -161,4 +162,5 @@ class Catalog:
                 f"limit {request.limit} exceeds the server's limit of {self.limits.max_rows} rows per scan"
             )
         table = self.table(name)
-        return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of)
+        return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of,
+                          dictionary_partitions=request.dictionary_partitions)

@@ -55,71 +55,37 @@ class StreamLimits:
 EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 
 
-class _Sink:
-    """A write-only file collecting what the IPC writer produces until taken."""
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes | memoryview) -> int:
-        self._parts.append(bytes(data))
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True
-
-    def take(self) -> bytes:
-        data = b"".join(self._parts)
-        self._parts.clear()
-        return data
-
-
 class _Encoder:
-    """IPC stream messages, one call per message.
+    """IPC stream messages: the schema, then per batch its message (one copy, in Arrow).
 
-    Without dictionary-encoded columns each batch is serialized on its own (one copy, in Arrow);
-    the concatenation is byte for byte what a stream writer produces. Dictionaries need the
-    writer, which tracks them across batches.
+    Batches with dictionary-encoded columns go through a stream writer of their own, which writes
+    each dictionary before the batch: a stream may replace a dictionary between batches, so every
+    batch carries the dictionaries it needs (partition columns: one value each).
     """
 
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
-        self._sink = _Sink()
-        self._writer = pa.ipc.new_stream(self._sink, schema) if _has_dictionary(schema) else None
+        self._schema_message = schema.serialize()
+        self._dictionaries = _has_dictionary(schema)
 
-    def start(self) -> bytes | memoryview:
-        if self._writer is not None:
-            return self._sink.take()
-        return memoryview(self.schema.serialize())
+    def start(self) -> memoryview:
+        return memoryview(self._schema_message)
 
-    def batch(self, batch: pa.RecordBatch) -> bytes | memoryview:
-        if self._writer is None:
+    def batch(self, batch: pa.RecordBatch, metadata: dict[bytes, bytes] | None = None) -> memoryview:
+        if not self._dictionaries and metadata is None:
             return memoryview(batch.serialize())
-        self._writer.write_batch(batch)
-        return self._sink.take()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, self.schema) as writer:
+            writer.write_batch(batch, custom_metadata=metadata)
+        # The writer's output starts with the schema message, already sent, and ends with the EOS.
+        return memoryview(sink.getvalue())[self._schema_message.size:-len(EOS)]
 
     def end(self) -> bytes:
-        if self._writer is not None:
-            self._writer.close()
-            return self._sink.take()
         return EOS
 
-    def error(self, document: dict[str, object]) -> bytes:
+    def error(self, document: dict[str, object]) -> memoryview:
         """An empty batch carrying the error document in its custom metadata."""
-        metadata = {ERROR_METADATA_KEY: json.dumps(document).encode("utf-8")}
-        if self._writer is not None:
-            self._writer.write_batch(_empty(self.schema), custom_metadata=metadata)
-            return self._sink.take()
-        sink = _Sink()
-        with pa.ipc.new_stream(sink, self.schema) as writer:
-            writer.write_batch(_empty(self.schema), custom_metadata=metadata)
-        data = sink.take()
-        # The writer's output starts with the schema message, already sent; the EOS is not sent.
-        return data[len(self.schema.serialize()):-len(EOS)]
+        return self.batch(_empty(self.schema), {ERROR_METADATA_KEY: json.dumps(document).encode("utf-8")})
 
 
 def _has_dictionary(schema: pa.Schema) -> bool:

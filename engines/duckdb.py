@@ -4,8 +4,9 @@
     con = connect("/data/warehouse")                 # or "http://127.0.0.1:8080" (token=...)
     con.sql("SELECT city, sum(fare) FROM trips WHERE city = 'sf' GROUP BY city").show()
 
-Every table appears as two views: `<table>` (snapshot) and `<table>_ro` (read-optimized). Each is a
-pyarrow dataset whose `scanner(columns=..., filter=...)` DuckDB calls with the columns the query
+Every table appears as two views: `<table>` (snapshot) and `<table>_ro` (read-optimized). Partition
+columns reach DuckDB dictionary-encoded (one value per batch, ingested without decoding it per row;
+DuckDB shows their value type, e.g. VARCHAR). Each view is a pyarrow dataset whose `scanner(columns=..., filter=...)` DuckDB calls with the columns the query
 needs and the filters it can push; those reach the shim, which prunes partitions, pushes filters
 into Parquet and applies them exactly after merging. Over HTTP, filters are sent as filter text;
 the parts that have none (rare: DuckDB pushes comparisons, IN lists and null checks) are applied
@@ -25,7 +26,7 @@ import pyarrow.dataset as ds
 from shim.errors import HudiShimError
 from shim.filters import Expr, bind, parse_filter
 from shim.filters.substrait import conjuncts_from_substrait
-from shim.read.request import ScanMode
+from shim.read.request import ScanMode, with_dictionary_partitions
 
 try:
     import duckdb
@@ -47,6 +48,8 @@ class Source(Protocol):
     def tables(self) -> list[str]: ...
 
     def schema(self, name: str) -> pa.Schema: ...
+
+    def partition_fields(self, name: str) -> list[str]: ...
 
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader: ...
@@ -85,7 +88,7 @@ def register_tables(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]
     views = []
     for name in source.tables():
         try:
-            schema = source.schema(name)
+            schema = with_dictionary_partitions(source.schema(name), source.partition_fields(name))
         except HudiShimError as exc:
             log.warning("table %s is not queryable: %s", name, exc)
             continue
@@ -128,10 +131,13 @@ class LocalSource:
     def schema(self, name: str) -> pa.Schema:
         return self.catalog.table(name).schema()
 
+    def partition_fields(self, name: str) -> list[str]:
+        return list(self.catalog.table(name).config.partition_fields)
+
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader:
         # The shim translates Arrow filters it has counterparts for, pruning and pushing them down.
-        return self.catalog.table(name).scan(mode=mode, columns=columns, filter=filter)
+        return self.catalog.table(name).scan(mode=mode, columns=columns, filter=filter, dictionary_partitions=True)
 
 
 class RemoteSource:
@@ -146,20 +152,29 @@ class RemoteSource:
     def schema(self, name: str) -> pa.Schema:
         return self.client.schema(name)
 
+    def partition_fields(self, name: str) -> list[str]:
+        return list(self.client.table(name)["partition_fields"])
+
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader:
         pushed: list[Expr] = []
         residual = None
         if filter is not None:
-            pushed, complete = split_filter(filter, schema)
+            pushed, complete = split_filter(filter, decoded(schema))
             residual = None if complete else filter
         text = " AND ".join(f"({expr})" for expr in pushed) or None
         if residual is None:
-            return self.client.scan_batches(name, mode=mode, columns=columns, filter=text)
+            return self.client.scan_batches(name, mode=mode, columns=columns, filter=text, dictionary_partitions=True)
         needed = columns + [c for c in referenced_columns(residual, schema) if c not in columns]
-        reader = self.client.scan_batches(name, mode=mode, columns=needed, filter=text)
+        reader = self.client.scan_batches(name, mode=mode, columns=needed, filter=text, dictionary_partitions=True)
         output = pa.schema([schema.field(c) for c in columns])
         return pa.RecordBatchReader.from_batches(output, _filtered(reader, residual, columns))
+
+
+def decoded(schema: pa.Schema) -> pa.Schema:
+    """`schema` with dictionary-encoded columns as their value types (what filters are written against)."""
+    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema],
+                     metadata=schema.metadata)
 
 
 def split_filter(filter: pc.Expression, schema: pa.Schema) -> tuple[list[Expr], bool]:

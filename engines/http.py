@@ -152,9 +152,11 @@ class ShimClient:
         filter: FilterLike | pc.Expression = None,
         as_of: str | None = None,
         limit: int | None = None,
+        dictionary_partitions: bool = False,
     ) -> pa.Table:
         """The rows of a scan, collected (see `scan_batches` to stream them)."""
-        reader = self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit)
+        reader = self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit,
+                                   dictionary_partitions=dictionary_partitions)
         return reader.read_all()
 
     def scan_batches(
@@ -165,11 +167,12 @@ class ShimClient:
         filter: FilterLike | pc.Expression = None,
         as_of: str | None = None,
         limit: int | None = None,
+        dictionary_partitions: bool = False,
     ) -> pa.RecordBatchReader:
         """Stream a scan: batches are read from the connection as the caller consumes them.
 
         `filter` is filter text, `[(column, op, value), ...]`, or a `pyarrow.compute.Expression`
-        (sent as Substrait). Errors in the request are raised here; an error the server meets
+        (sent as Substrait). `dictionary_partitions` asks for partition columns dictionary-encoded. Errors in the request are raised here; an error the server meets
         mid-stream is raised when the batch that carries it is read.
         """
         body: dict[str, Any] = {"mode": mode}
@@ -186,6 +189,8 @@ class ShimClient:
             body["as_of"] = as_of
         if limit is not None:
             body["limit"] = limit
+        if dictionary_partitions:
+            body["dictionary_partitions"] = True
         response = self._request("POST", f"/v1/tables/{_quote(name)}/scan", body, accept=MEDIA_TYPE)
         try:
             stream = pa.ipc.open_stream(response)

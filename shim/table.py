@@ -124,6 +124,7 @@ class Table:
         filter: FilterLike | pc.Expression = None,
         as_of: str | None = None,
         include_meta: bool = False,
+        dictionary_partitions: bool = False,
     ) -> pa.RecordBatchReader:
         """Stream the table's rows.
 
@@ -135,9 +136,12 @@ class Table:
                 `pyarrow.compute.Expression` (as engines push them down).
             as_of: read the table as of this instant (`yyyyMMddHHmmssSSS`, `yyyy-MM-dd[ HH:mm:ss]`).
             include_meta: prepend Hudi's meta columns when `columns` is not given.
+            dictionary_partitions: return partition columns dictionary-encoded (their values repeat
+                per partition: cheaper to build, send and ingest; DuckDB sees VARCHAR).
         """
         return build_scan(
-            self, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta
+            self, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
+            dictionary_partitions=dictionary_partitions,
         ).reader()
 
     def read(
@@ -147,9 +151,10 @@ class Table:
         filter: FilterLike | pc.Expression = None,
         as_of: str | None = None,
         include_meta: bool = False,
+        dictionary_partitions: bool = False,
     ) -> pa.Table:
         """Like `scan`, collected into a `pyarrow.Table`."""
-        return self.scan(mode, columns, filter, as_of, include_meta).read_all()
+        return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions).read_all()
 
     def incremental(
         self,

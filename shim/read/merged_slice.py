@@ -8,6 +8,7 @@ records follow the base rows. Memory is bounded by the slice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 from shim.errors import CorruptFileError
 from shim.plan.slices import FileSlice
 from shim.read.base_files import iter_parquet_in_order, read_file_schema
+from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
 from shim.read.slice_state import SliceMergeState, start_slice_merge
 
@@ -43,7 +45,7 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
     def _base_plan(file_slice: FileSlice, wanted: list[str]) -> tuple[str, FilePlan]:
         path = file_slice.base_path(scan.table.path)
         assert path is not None and file_slice.base_file is not None
-        plan = scan.schemas.resolver.plan(instant=file_slice.base_file.instant_time,
+        plan = scan.resolver.plan(instant=file_slice.base_file.instant_time,
                                           file_schema=read_file_schema(path), columns=wanted, path=path)
         return path, plan
 
@@ -59,7 +61,7 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
                     yield batch.select(columns)
         state = merge.state()
         cache.put(key, state, state.nbytes)
-        yield from _log_rows(state)
+        yield from _log_rows(state, file_slice)
 
     def _cached_read(file_slice: FileSlice, state: SliceMergeState) -> Iterator[pa.RecordBatch]:
         if file_slice.base_file is not None:
@@ -73,10 +75,16 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
                 raise CorruptFileError(
                     f"{path} holds {offset} rows but held {state.base_rows} when it was merged; "
                     "base files must not change after their commit", path=path)
-        yield from _log_rows(state)
+        yield from _log_rows(state, file_slice)
 
-    def _log_rows(state: SliceMergeState) -> Iterator[pa.RecordBatch]:
-        if state.log_rows.num_rows:
-            yield from state.log_rows.select(columns).to_batches()
+    def _log_rows(state: SliceMergeState, file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
+        if not state.log_rows.num_rows:
+            return
+        batches = state.log_rows.select(columns).to_batches()
+        if isinstance(scan.resolver, PartitionFillingResolver) and scan.resolver.dictionary:
+            # The rows' partition values are the slice's: take them as constants, not encoded per row.
+            where = os.path.join(scan.table.path, file_slice.partition_path, file_slice.file_id)
+            batches = [scan.resolver.fill(batch, where) for batch in batches]
+        yield from batches
 
     return read

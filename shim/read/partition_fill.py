@@ -28,18 +28,44 @@ CONSTANT_CACHE_BYTES = 64 * 1024**2
 
 
 class ConstantColumns:
-    """Columns repeating one value, each built once for the largest batch seen and sliced after."""
+    """Columns repeating one value, each built once for the largest batch seen and sliced after.
+
+    As dictionary arrays they are one value and zero indices (shared by every value), which
+    engines such as DuckDB ingest without decoding the value once per row.
+    """
 
     def __init__(self, capacity: int = CONSTANT_CACHE_BYTES) -> None:
         self._cache: ByteBoundedCache[pa.Array] = ByteBoundedCache(capacity)
 
-    def column(self, value: pa.Scalar, rows: int) -> pa.Array:
-        key = (str(value.type), value.as_py())
+    def column(self, value: pa.Scalar, rows: int, *, dictionary: bool = False) -> pa.Array:
+        if dictionary:
+            indices = self._built(("dictionary-indices",), pa.scalar(0, DICTIONARY_INDEX), rows)
+            values = self._cache.get_or_compute(("dictionary", str(value.type), value.as_py()), lambda: _single(value))
+            return pa.DictionaryArray.from_arrays(indices, values)
+        return self._built((str(value.type), value.as_py()), value, rows)
+
+    def _built(self, key: tuple[object, ...], value: pa.Scalar, rows: int) -> pa.Array:
         built = self._cache.get(key)
         if built is None or len(built) < rows:
             built = pa.repeat(value, rows)
             self._cache.put(key, built, built.nbytes)
         return built.slice(0, rows)
+
+
+def _single(value: pa.Scalar) -> tuple[pa.Array, int]:
+    array = pa.array([value.as_py()], value.type)
+    return array, array.nbytes
+
+
+DICTIONARY_INDEX = pa.int32()
+"""Index type of dictionary-encoded partition columns."""
+
+
+def as_dictionary_field(field: pa.Field) -> pa.Field:
+    """`field` with its type dictionary-encoded (metadata kept)."""
+    if pa.types.is_dictionary(field.type):
+        return field
+    return field.with_type(pa.dictionary(DICTIONARY_INDEX, field.type))
 
 
 def exact_from_path(data_type: pa.DataType) -> bool:
@@ -79,6 +105,7 @@ class _FilledPlan:
     constants: Mapping[str, pa.Field]
     values: Mapping[str, pa.Scalar]
     repeated: ConstantColumns
+    dictionary: bool
 
     @property
     def read_columns(self) -> tuple[str, ...]:
@@ -94,7 +121,7 @@ class _FilledPlan:
         for name in self.columns:
             if name in self.constants:
                 fields.append(self.constants[name])
-                arrays.append(self.repeated.column(self.values[name], data.num_rows))
+                arrays.append(self.repeated.column(self.values[name], data.num_rows, dictionary=self.dictionary))
             else:
                 fields.append(batch.schema.field(name))
                 arrays.append(batch.column(name))
@@ -103,15 +130,24 @@ class _FilledPlan:
 
 class PartitionFillingResolver:
     """Wraps a resolver: partition columns come from the file's partition path where that is exact
-    (or where the files do not hold them at all)."""
+    (or where the files do not hold them at all). With `dictionary`, those columns are
+    dictionary arrays (one value, zero indices)."""
 
-    def __init__(self, inner: SchemaResolver, table_path: str, config: TableConfig, schema: pa.Schema) -> None:
+    def __init__(self, inner: SchemaResolver, table_path: str, config: TableConfig, schema: pa.Schema,
+                 *, dictionary: bool = False) -> None:
         self.inner = inner
         self.table_path = table_path
         self.config = config
         self.schema = schema
+        self.dictionary = dictionary
         self._cache: dict[str, dict[str, pa.Scalar | None] | None] = {}
         self._constants = ConstantColumns()
+
+    def with_dictionaries(self) -> PartitionFillingResolver:
+        """This resolver building its constants as dictionary arrays (sharing its caches)."""
+        sibling = PartitionFillingResolver(self.inner, self.table_path, self.config, self.schema, dictionary=True)
+        sibling._cache, sibling._constants = self._cache, self._constants
+        return sibling
 
     def plan(self, *, instant: str, file_schema: pa.Schema, columns: Sequence[str], path: str) -> FilePlan:
         candidates = [c for c in self.config.partition_fields if c in columns]
@@ -139,7 +175,27 @@ class PartitionFillingResolver:
         rest = [c for c in columns if c not in constants]
         inner = self.inner.plan(instant=instant, file_schema=file_schema, columns=rest, path=path)
         fields = {name: self.schema.field(name) for name in constants}
-        return _FilledPlan(inner, tuple(columns), fields, constants, self._constants)
+        if self.dictionary:
+            fields = {name: as_dictionary_field(f) for name, f in fields.items()}
+        return _FilledPlan(inner, tuple(columns), fields, constants, self._constants, self.dictionary)
+
+    def fill(self, batch: pa.RecordBatch, path: str) -> pa.RecordBatch:
+        """`batch` (query columns of rows stored under `path`'s partition) with the partition columns
+        the path spells exactly replaced by its constants (as dictionaries when this resolver builds them)."""
+        values = self._values(path)
+        if values is None:
+            return batch
+        for name in self.config.partition_fields:
+            index = batch.schema.get_field_index(name)
+            value = values.get(name)
+            if index < 0 or value is None or not value.is_valid or not exact_from_path(value.type):
+                continue
+            field = batch.schema.field(index)
+            if self.dictionary:
+                field = as_dictionary_field(field)
+            batch = batch.set_column(index, field, self._constants.column(value, batch.num_rows,
+                                                                          dictionary=self.dictionary))
+        return batch
 
     def _values(self, path: str) -> dict[str, pa.Scalar | None] | None:
         file_path = path.split("@", 1)[0]

@@ -15,7 +15,13 @@ from shim.plan.partitions import partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.merge_keys import MergeSpec, merge_spec_for
-from shim.read.partition_fill import exact_from_path, typed_partition_values
+from shim.read.partition_fill import (
+    PartitionFillingResolver,
+    as_dictionary_field,
+    exact_from_path,
+    typed_partition_values,
+)
+from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import PartitionValues, TableSchemas
@@ -44,6 +50,7 @@ class PlannedScan:
     merge: MergeSpec | None
     slices: list[FileSlice]
     commit_filter: pc.Expression | None
+    resolver: SchemaResolver
 
     @property
     def data_schema(self) -> pa.Schema:
@@ -60,7 +67,7 @@ class PlannedScan:
             table_path=self.table.path,
             read_schema=self.read_schema,
             output_schema=self.output_schema,
-            resolver=self.schemas.resolver,
+            resolver=self.resolver,
             row_filter=self.row_filter,
             slice_reader=slice_reader,
             extra_filter=self.commit_filter,
@@ -78,8 +85,12 @@ def build_scan(
     include_meta: bool = False,
     commit_range: tuple[str, str | None] | None = None,
     plan_files: bool = True,
+    dictionary_partitions: bool = False,
 ) -> PlannedScan:
-    """Check the request against the table and plan the file slices to read."""
+    """Check the request against the table and plan the file slices to read.
+
+    With `dictionary_partitions`, top-level partition columns are returned dictionary-encoded.
+    """
     scan_mode = _MODES.get(str(mode).lower())
     if scan_mode is None:
         raise InvalidArgumentError(f"unknown scan mode {mode!r}; use 'snapshot' or 'read_optimized'")
@@ -97,6 +108,11 @@ def build_scan(
     schemas = table.schemas_as_of(read_instant)
     full_schema = schemas.full_schema
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
+    resolver = schemas.resolver
+    if dictionary_partitions:
+        output_schema = with_dictionary_partitions(output_schema, table.config.partition_fields)
+        if isinstance(resolver, PartitionFillingResolver):
+            resolver = resolver.with_dictionaries()
     bound = _bind_filter(row_filter, full_schema)
     merging = scan_mode == "snapshot" and table.config.is_mor
     merge = merge_spec_for(table.config, full_schema, schemas.current_name) if merging else None
@@ -124,7 +140,14 @@ def build_scan(
         merge=merge,
         slices=slices,
         commit_filter=commit_filter,
+        resolver=resolver,
     )
+
+
+def with_dictionary_partitions(schema: pa.Schema, partition_fields: Sequence[str]) -> pa.Schema:
+    """`schema` with its top-level partition columns dictionary-encoded."""
+    return pa.schema([as_dictionary_field(f) if f.name in partition_fields else f for f in schema],
+                     metadata=schema.metadata)
 
 
 def _output_schema(

@@ -95,4 +95,16 @@ def _finish(context: ScanContext, batches: Iterator[pa.RecordBatch]) -> Iterator
         if not names:
             yield batch.select([])  # no columns asked for (count queries): rows still count
             continue
-        yield pa.RecordBatch.from_arrays([batch.column(n) for n in names], schema=context.output_schema)
+        yield pa.RecordBatch.from_arrays(
+            [_as_type(batch.column(n), f.type) for n, f in zip(names, context.output_schema)],
+            schema=context.output_schema)
+
+
+def _as_type(column: pa.Array, data_type: pa.DataType) -> pa.Array:
+    """`column` as the output type; only dictionary encoding can differ (values read from files
+    rather than filled from partition paths)."""
+    if column.type == data_type:
+        return column
+    if pa.types.is_dictionary(data_type) and not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    return column.cast(data_type)

@@ -45,9 +45,11 @@ def scans(monkeypatch):
     calls = []
     original = shim.Table.scan
 
-    def spy(self, mode="snapshot", columns=None, filter=None, as_of=None, include_meta=False):
-        calls.append({"table": self.path, "mode": mode, "columns": columns, "filter": filter})
-        return original(self, mode, columns, filter, as_of, include_meta)
+    def spy(self, mode="snapshot", columns=None, filter=None, as_of=None, include_meta=False,
+            dictionary_partitions=False):
+        calls.append({"table": self.path, "mode": mode, "columns": columns, "filter": filter,
+                      "dictionary_partitions": dictionary_partitions})
+        return original(self, mode, columns, filter, as_of, include_meta, dictionary_partitions)
 
     monkeypatch.setattr(shim.Table, "scan", spy)
     return calls
@@ -108,8 +110,18 @@ def test_projection_and_filter_reach_the_shim(con, scans, warehouse):
     assert got == [(16.0,)]
     [call] = [c for c in scans if c["table"].endswith("trips")]
     assert set(call["columns"]) <= {"amount", "city"}
+    assert call["dictionary_partitions"]
     filter_text = call["filter"] if isinstance(call["filter"], str) else str(call["filter"])
     assert "sf" in filter_text and "city" in filter_text
+
+
+def test_partition_columns_reach_duckdb_as_dictionaries_and_read_as_text(con):
+    types = {row[0]: row[1] for row in con.execute("DESCRIBE trips").fetchall()}
+    assert types["city"] == "VARCHAR"
+    got = rows(con, "SELECT city, count(*) AS n, min(city) AS low FROM trips WHERE city IN ('sf', 'la') "
+                    "GROUP BY city ORDER BY city")
+    assert got == [{"city": "la", "n": 1, "low": "la"}, {"city": "sf", "n": 2, "low": "sf"}]
+    assert con.execute("SELECT count(*) FROM trips WHERE city LIKE 's%'").fetchone() == (2,)
 
 
 def test_selective_query_does_not_read_other_partitions(tmp_path):

@@ -66,6 +66,24 @@ def test_scan_equals_in_process_scan(client, warehouse, request_):
     assert by(got.to_pylist(), "id") == by(expected.to_pylist(), "id")
 
 
+@pytest.mark.parametrize("mode", ["snapshot", "read_optimized"])
+def test_scan_with_dictionary_partitions(client, warehouse, mode):
+    got = client.scan("trips", mode=mode, dictionary_partitions=True)
+    assert got.schema.field("city").type == pa.dictionary(pa.int32(), pa.string())
+    assert got.schema.field("amount").type == pa.float64()
+    expected = shim.open_table(warehouse.trips.path).read(mode=mode)
+    assert by(got.cast(expected.schema).to_pylist(), "id") == by(expected.to_pylist(), "id")
+
+
+def test_scan_with_dictionary_partitions_past_the_row_limit_still_raises(warehouse):
+    settings = Settings(warehouse=str(warehouse.root), catalog_db=":memory:", batch_rows=1, max_scan_rows=2)
+    with live_server(settings) as live, ShimClient(live.url) as client:
+        reader = client.scan_batches("trips", columns=["id", "city"], dictionary_partitions=True)
+        assert reader.read_next_batch().column(1).type == pa.dictionary(pa.int32(), pa.string())
+        with pytest.raises(RemoteError, match="more than the server's limit of 2 rows"):
+            reader.read_all()
+
+
 def test_scan_evolved_rows_are_correct(client):
     assert by(client.scan("trips").to_pylist(), "id") == TRIPS_ROWS
     assert by(client.scan("trips", mode="read_optimized").to_pylist(), "id") == TRIPS_RO_ROWS
