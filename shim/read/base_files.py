@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
@@ -20,10 +22,22 @@ _PARQUET = ds.ParquetFileFormat()
 
 def read_file_schema(path: str) -> pa.Schema:
     """Arrow schema stored in a Parquet file's footer."""
+    return _footer(path)[1]
+
+
+def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema]:
+    """The file's footer and Arrow schema, parsed once per file version (size and mtime)."""
     try:
-        return pq.read_schema(path)
+        stat = os.stat(path)
+        return _parsed_footer(path, stat.st_size, stat.st_mtime_ns)
     except (OSError, pa.ArrowInvalid) as exc:
         raise CorruptFileError(f"cannot read Parquet footer of {path}: {exc}", path=path) from exc
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_footer(path: str, size: int, mtime_ns: int) -> tuple[pq.FileMetaData, pa.Schema]:
+    metadata = pq.read_metadata(path)
+    return metadata, metadata.schema.to_arrow_schema()
 
 
 def scan_parquet(
@@ -71,7 +85,7 @@ def iter_parquet_in_order(
     before the plan runs, so conversions only touch the rows kept.
     """
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path, metadata=_footer(path)[0])
         columns = _columns_to_read(plan, parquet.schema_arrow)
         offset = 0
         for batch in parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=True):
