@@ -101,7 +101,6 @@ def _sorted_groups(
 
 def prepare_rows(batch: pa.Table, schema: InternalSchema, options: WriteOptions) -> PreparedRows:
     """Align `batch` to the write schema, split out deletes, compute keys and buckets, pre-combine."""
-    batch = batch.combine_chunks()  # one copy now makes every later step (and the group take) cheaper
     deletes_mask = _delete_mask(batch, options)
     columns = {name: batch.column(name) for name in batch.column_names}
     keys_all = record_keys(columns, options.record_key_fields)
