@@ -46,7 +46,7 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
         path = file_slice.base_path(scan.table.path)
         assert path is not None and file_slice.base_file is not None
         plan = scan.resolver.plan(instant=file_slice.base_file.instant_time,
-                                          file_schema=read_file_schema(path), columns=wanted, path=path)
+                                  file_schema=read_file_schema(path), columns=wanted, path=path)
         return path, plan
 
     def _first_read(file_slice: FileSlice, key: object) -> Iterator[pa.RecordBatch]:
