@@ -8,7 +8,6 @@ records follow the base rows. Memory is bounded by the slice.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -83,8 +82,7 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
         batches = state.log_rows.select(columns).to_batches()
         if isinstance(scan.resolver, PartitionFillingResolver) and scan.resolver.dictionary:
             # The rows' partition values are the slice's: take them as constants, not encoded per row.
-            where = os.path.join(scan.table.path, file_slice.partition_path, file_slice.file_id)
-            batches = [scan.resolver.fill(batch, where) for batch in batches]
+            batches = [scan.resolver.fill(batch, file_slice.partition_path) for batch in batches]
         yield from batches
 
     return read

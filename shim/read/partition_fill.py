@@ -68,6 +68,11 @@ def as_dictionary_field(field: pa.Field) -> pa.Field:
     return field.with_type(pa.dictionary(DICTIONARY_INDEX, field.type))
 
 
+def _spelled_exactly(value: pa.Scalar | None) -> bool:
+    """Whether a typed path value is what every row of the partition holds."""
+    return value is not None and value.is_valid and exact_from_path(value.type)
+
+
 def exact_from_path(data_type: pa.DataType) -> bool:
     """Whether a partition path spells values of this type exactly."""
     return (
@@ -168,7 +173,7 @@ class PartitionFillingResolver:
                         column=name,
                     )
                 constants[name] = value
-            elif value is not None and value.is_valid and exact_from_path(value.type):
+            elif _spelled_exactly(value):
                 constants[name] = value
         if not constants:
             return self.inner.plan(instant=instant, file_schema=file_schema, columns=columns, path=path)
@@ -179,17 +184,18 @@ class PartitionFillingResolver:
             fields = {name: as_dictionary_field(f) for name, f in fields.items()}
         return _FilledPlan(inner, tuple(columns), fields, constants, self._constants, self.dictionary)
 
-    def fill(self, batch: pa.RecordBatch, path: str) -> pa.RecordBatch:
-        """`batch` (query columns of rows stored under `path`'s partition) with the partition columns
-        the path spells exactly replaced by its constants (as dictionaries when this resolver builds them)."""
-        values = self._values(path)
+    def fill(self, batch: pa.RecordBatch, partition: str) -> pa.RecordBatch:
+        """`batch` (query columns of rows stored in `partition`) with the partition columns the path
+        spells exactly replaced by its constants (as dictionaries when this resolver builds them)."""
+        values = self._partition_values(partition)
         if values is None:
             return batch
         for name in self.config.partition_fields:
             index = batch.schema.get_field_index(name)
             value = values.get(name)
-            if index < 0 or value is None or not value.is_valid or not exact_from_path(value.type):
+            if index < 0 or not _spelled_exactly(value):
                 continue
+            assert value is not None
             field = batch.schema.field(index)
             if self.dictionary:
                 field = as_dictionary_field(field)
@@ -200,7 +206,9 @@ class PartitionFillingResolver:
     def _values(self, path: str) -> dict[str, pa.Scalar | None] | None:
         file_path = path.split("@", 1)[0]
         partition = os.path.relpath(os.path.dirname(file_path), self.table_path).replace(os.sep, "/")
-        partition = "" if partition == "." else partition
+        return self._partition_values("" if partition == "." else partition)
+
+    def _partition_values(self, partition: str) -> dict[str, pa.Scalar | None] | None:
         if partition not in self._cache:
             raw = partition_values(partition, self.config)
             self._cache[partition] = None if raw is None else typed_partition_values(raw, self.schema)
