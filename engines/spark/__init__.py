@@ -8,7 +8,7 @@
 
 Modules: `options` (Hudi option names and defaults), `bucket` (bucket index hashing), `records`
 (keys, buckets, pre-combine), `merge` (base file rewrites), `group_state` (per-commit file group
-locks), `txn` (instants, heartbeats, rollback of failed writes), `job` / `task` (the write
+locks), `handoff` (rows one task leaves for another), `txn` (instants, heartbeats, rollback of failed writes), `job` / `task` (the write
 without Spark), `datasource` / `reader` (the Spark data source), `ddl`, `compaction`,
 `repartition`. PySpark is imported only by the Spark-facing names below.
 """

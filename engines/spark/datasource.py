@@ -8,8 +8,9 @@ Writes: `writer()` runs once on the driver side and starts the instant (`job.pla
 Spark task writes its rows' file groups through Arrow batches (`task.write_task`); `commit()`
 completes the instant from the file group states, `abort()` leaves it for the next writer to roll
 back. Spark cannot be asked to partition the rows by bucket, so any partitioning is written
-correctly; `repartition_by_bucket` gives each file group to exactly one task, which avoids tasks
-waiting for each other on shared file groups (and rewriting copy-on-write base files twice).
+correctly: tasks running at once hand the rows of shared file groups to whichever writes the group
+first (`handoff`), so each base file is written once; `repartition_by_bucket` gives each file
+group to exactly one task even when tasks do not run at once.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 Spark hands the write tasks whatever partitioning the DataFrame has, so the records of one file
 group can reach several tasks. Those tasks take turns under an exclusive `flock` on
 `.hoodie/.temp/<instant>/.shim/<group>.lock`; each reads the group's state file (`<group>.json`:
-the in-progress base file, the log files appended), builds on it, and writes it back. A base file
-rewritten by a later task replaces the earlier one, which is deleted. The driver commits exactly
-what the state files list. The folder sits under the marker folder, which commit and rollback
+the in-progress base file, the log files appended, the rows other tasks handed over), builds on
+it, and writes it back. A base file rewritten by a later task replaces the earlier one, which is
+deleted. The driver commits exactly what the state files list. The folder sits under the marker folder, which commit and rollback
 remove; its names carry no `.marker.` so Hudi's marker readers skip them.
 """
 
@@ -37,6 +37,7 @@ class GroupState:
     file_id: str
     base: FileWrite | None = None
     logs: tuple[FileWrite, ...] = field(default=())
+    spills: tuple[str, ...] = field(default=())  # handed-over rows not yet in a base file (`handoff`)
 
     @property
     def writes(self) -> tuple[FileWrite, ...]:
@@ -49,6 +50,7 @@ class GroupState:
             "file_id": self.file_id,
             "base": dataclasses.asdict(self.base) if self.base is not None else None,
             "logs": [dataclasses.asdict(log) for log in self.logs],
+            "spills": list(self.spills),
         })
 
     @classmethod
@@ -60,6 +62,7 @@ class GroupState:
             raw["file_id"],
             FileWrite(**raw["base"]) if raw.get("base") else None,
             tuple(FileWrite(**log) for log in raw.get("logs") or ()),
+            tuple(raw.get("spills") or ()),
         )
 
 

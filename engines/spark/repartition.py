@@ -1,10 +1,11 @@
 """Hudi's bucket id as a column, and a repartition that gives every file group to one task.
 
-The `hudi_shim` writer is correct for any partitioning of the DataFrame, but when the rows of one
-file group arrive in several tasks, those tasks take turns on it (and copy-on-write base files
-are rewritten once per task). `repartition_by_bucket` shuffles the rows by (partition path,
-bucket) first, as Hudi's own bucket-index writer does, so each file group is written by exactly
-one task.
+The `hudi_shim` writer is correct for any partitioning of the DataFrame: when the rows of one
+file group arrive in several tasks running at once, they hand their rows to the first that writes
+the group (`handoff`); a task arriving after the group was written rewrites its base file.
+`repartition_by_bucket` shuffles the rows by (partition path, bucket) first, as Hudi's own
+bucket-index writer does, so each file group is written by exactly one task whatever the timing
+(at the cost of a shuffle, and of computing the bucket in Python).
 """
 
 from __future__ import annotations

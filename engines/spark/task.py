@@ -3,7 +3,9 @@
 Each file group (partition path, bucket) is written under its commit-scoped lock
 (`group_state`): copy-on-write groups and new groups get a base file (the previous records
 merged with the batch), existing merge-on-read groups get a new log file (an Avro data block
-and/or a version-3 delete block). Every file's marker is created before the file.
+and/or a version-3 delete block). Rows bound for base files are first handed over (`handoff`), so
+that the task reaching a group first writes the rows of every task at once. Every file's marker is
+created before the file.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from engines.spark.bucket import bucket_file_id, bucket_of_file_id
-from engines.spark.group_state import GroupState, locked_group, record_replaced, try_locked_group
+from engines.spark.group_state import (
+    GroupState,
+    locked_group,
+    record_replaced,
+    state_folder,
+    try_locked_group,
+)
+from engines.spark.handoff import read_spill, spill_name, with_file_name, write_spill
 from engines.spark.job import WritePlan
 from engines.spark.merge import merge_records
 from engines.spark.options import Operation
@@ -106,25 +115,53 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInf
         return TaskReport(task.partition_id, 0, 0, ())
     ensure_pending(plan.txn, plan.config)
     with KeepAlive(plan.table_path, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
-        batch = pa.Table.from_batches(collected)
-        prepared = prepare_rows(batch, plan.write_schema(), plan.options)
-        writer = _GroupWriter(plan, task)
+        work = TaskWrite(plan, collected, task)
+        work.hand_over()
+        report = work.write()
+        ensure_pending(plan.txn, plan.config)
+    return report
+
+
+class TaskWrite:
+    """One task's rows split by file group, written in two steps: `hand_over`, then `write`."""
+
+    def __init__(self, plan: WritePlan, batches: list[pa.RecordBatch], task: TaskInfo) -> None:
+        self.task = task
+        self.prepared = prepare_rows(pa.Table.from_batches(batches), plan.write_schema(), plan.options)
+        self.groups = list(self.prepared.groups())
+        self.writer = _GroupWriter(plan, task)
+
+    def hand_over(self) -> None:
+        """Leave the rows bound for base files for whichever task writes each group first."""
+        for group in self.groups:
+            self.writer.hand_over(group)
+
+    def write(self) -> TaskReport:
+        """Write every group whose rows no other task has written meanwhile."""
         files: list[str] = []
         # Take free file groups first and come back for the ones another task is writing, so that
         # tasks sharing file groups rarely wait for each other.
         deferred = []
-        for group in prepared.groups():
-            done, name = writer.write(group, wait=False)
+        for group in _rotated(self.groups, self.task.partition_id):
+            done, name = self.writer.write(group, wait=False)
             if not done:
                 deferred.append(group)
             elif name:
                 files.append(name)
         for group in deferred:
-            _, name = writer.write(group)
+            _, name = self.writer.write(group)
             if name:
                 files.append(name)
-        ensure_pending(plan.txn, plan.config)
-    return TaskReport(task.partition_id, len(prepared.keys), len(prepared.delete_keys), tuple(files))
+        return TaskReport(self.task.partition_id, len(self.prepared.keys), len(self.prepared.delete_keys),
+                          tuple(files))
+
+
+def _rotated(groups: list[GroupRows], partition_id: int) -> list[GroupRows]:
+    """`groups` starting at a place that depends on the task, so that tasks start apart."""
+    if not groups:
+        return groups
+    start = int((partition_id * 0.6180339887498949) % 1.0 * len(groups))
+    return groups[start:] + groups[:start]
 
 
 _UNIQUE_META = ("_hoodie_commit_seqno", "_hoodie_record_key")
@@ -149,6 +186,8 @@ class _GroupWriter:
         self.timeline = Timeline.load(plan.table_path, plan.config)
         self.views: dict[str, dict[int, FileSlice]] = {}
         self.replaced: set[str] = set()
+        self.handed: dict[tuple[str, int], tuple[str, pa.Table]] = {}  # group -> (spill name, rows)
+        self.spill_folder = state_folder(plan.table_path, plan.instant)
         self._scan: object | None = None
         spec = merge_spec_for(plan.config, _merge_schema(self.schema), lambda name: name)
         self.ordering = spec.ordering_fields if spec.mode is MergeMode.EVENT_TIME_ORDERING else ()
@@ -188,24 +227,45 @@ class _GroupWriter:
 
     # -- writing ------------------------------------------------------------------------------
 
+    def _new_state(self, group: GroupRows, committed: FileSlice | None) -> GroupState:
+        file_id = committed.file_id if committed is not None else bucket_file_id(
+            group.bucket, f"{self.plan.instant}/{group.partition_path}/{group.bucket}")
+        return GroupState(group.partition_path, group.bucket, file_id)
+
+    def hand_over(self, group: GroupRows) -> None:
+        """Leave the group's rows for whichever task writes its base file first (see `handoff`).
+
+        Only rows bound for a base file, without deletes. Rows handed over to a group whose base
+        file is written already go in by one more rewrite (of every such hand-over at once)."""
+        plan = self.plan
+        committed = self.committed(group.partition_path, group.bucket)
+        if not group.data.num_rows or len(group.delete_keys) or (plan.is_mor and committed is not None):
+            return
+        with locked_group(plan.table_path, plan.instant, group.partition_path, group.bucket) as handle:
+            state = handle.read() or self._new_state(group, committed)
+            name = spill_name(group.partition_path, group.bucket, self.task.partition_id)
+            rows = self._meta(group.data, group.keys, group.partition_path, "")
+            write_spill(self.spill_folder, name, rows)
+            handle.write(dataclasses.replace(state, spills=tuple(sorted({*state.spills, name}))))
+            self.handed[(group.partition_path, group.bucket)] = (name, rows)
+
     def write(self, group: GroupRows, wait: bool = True) -> tuple[bool, str | None]:
         """Write one file group's rows: (done, file written). Not done when `wait` is False and
         another task holds the file group."""
         plan = self.plan
         committed = self.committed(group.partition_path, group.bucket)
+        handed = self.handed.get((group.partition_path, group.bucket))
         lock = locked_group if wait else try_locked_group
         with lock(plan.table_path, plan.instant, group.partition_path, group.bucket) as handle:
             if handle is None:
                 return False, None
-            state = handle.read()
-            if state is None:
-                file_id = committed.file_id if committed is not None else bucket_file_id(
-                    group.bucket, f"{plan.instant}/{group.partition_path}/{group.bucket}")
-                state = GroupState(group.partition_path, group.bucket, file_id)
+            state = handle.read() or self._new_state(group, committed)
+            if handed is not None and handed[0] not in state.spills:
+                return True, None  # another task wrote these rows into the base file
             if plan.is_mor and committed is not None and state.base is None:
                 state, name = self._append_log(state, committed, group)
             elif group.data.num_rows or state.base is not None or committed is not None:
-                state, name = self._rewrite_base(state, committed, group)
+                state, name = self._rewrite_base(state, committed, group, handed)
             else:
                 return True, None  # deletes of keys in a file group that does not exist
             handle.write(state)
@@ -226,7 +286,10 @@ class _GroupWriter:
         ]
         return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
 
-    def _rewrite_base(self, state: GroupState, committed: FileSlice | None, group: GroupRows) -> tuple[GroupState, str]:
+    def _rewrite_base(self, state: GroupState, committed: FileSlice | None, group: GroupRows,
+                      handed: tuple[str, pa.Table] | None) -> tuple[GroupState, str]:
+        """Write the group's base file: the previous records, then every pending hand-over, then
+        this task's rows and deletes (unless handed over), merged in that order."""
         plan = self.plan
         previous: pa.Table | None = None
         prev_commit: str | None = None
@@ -237,17 +300,26 @@ class _GroupWriter:
             previous = self._read_committed(committed)
             prev_commit = committed.base_instant
         name = base_file_name(state.file_id, self.task.write_token, plan.instant)
-        incoming = self._meta(group.data, group.keys, state.partition_path, name)
+        no_keys = group.delete_keys.slice(0, 0)
+        steps = [(with_file_name(handed[1] if handed and spill == handed[0] else read_spill(self.spill_folder, spill),
+                                 name), no_keys) for spill in state.spills]
+        if handed is None:
+            steps.append((self._meta(group.data, group.keys, state.partition_path, name), group.delete_keys))
         combine = (plan.instant, plan.options.ordering_fields) if plan.options.combine else None
-        result = merge_records(previous, incoming, group.delete_keys, self.ordering, batch=combine)
+        merged, inserts, updates, deletes = previous, 0, 0, 0
+        for incoming, delete_keys in steps:
+            result = merge_records(merged, incoming, delete_keys, self.ordering, batch=combine)
+            merged = result.table
+            inserts, updates, deletes = inserts + result.inserts, updates + result.updates, deletes + result.deletes
+        assert merged is not None
         create_marker(plan.table_path, plan.instant, state.partition_path, name,
                       IOType.MERGE if previous is not None else IOType.CREATE)
         ensure_pending(plan.txn, plan.config)
         written = write_base_file(
             plan.table_path, plan.config, partition_path=state.partition_path, file_id=state.file_id,
-            instant=plan.instant, write_token=self.task.write_token, data=result.table,
+            instant=plan.instant, write_token=self.task.write_token, data=merged,
             partition_id=self.task.partition_id, prev_commit=prev_commit, preserve_meta=True,
-            parquet_options=parquet_options(result.table.column_names, plan.options.record_key_fields),
+            parquet_options=parquet_options(merged.column_names, plan.options.record_key_fields),
         )
         before = state.base
         if before is not None and before.file_name != name:
@@ -257,11 +329,11 @@ class _GroupWriter:
                 pass
         stat = dataclasses.replace(
             written,
-            num_inserts=(before.num_inserts if before else 0) + result.inserts,
-            num_updates=(before.num_updates if before else 0) + result.updates,
-            num_deletes=(before.num_deletes if before else 0) + result.deletes,
+            num_inserts=(before.num_inserts if before else 0) + inserts,
+            num_updates=(before.num_updates if before else 0) + updates,
+            num_deletes=(before.num_deletes if before else 0) + deletes,
         )
-        return dataclasses.replace(state, base=stat), name
+        return dataclasses.replace(state, base=stat, spills=()), name
 
     def _read_committed(self, committed: FileSlice) -> pa.Table:
         if self._scan is None:

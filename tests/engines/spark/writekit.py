@@ -10,7 +10,7 @@ import pyarrow as pa
 
 import shim
 from engines.spark.job import abort_write, commit_write, plan_write
-from engines.spark.task import TaskInfo, write_task
+from engines.spark.task import TaskInfo, TaskReport, TaskWrite, write_task
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("fare", pa.float64())])
 _STAGES = itertools.count(1)  # like Spark: every job's tasks get new stage and attempt ids
@@ -27,14 +27,26 @@ def rows_table(rows: Sequence[dict] | pa.Table, schema: pa.Schema | None = None)
 
 
 def write(path: Path | str, rows: Sequence[dict] | pa.Table, *, tasks: int = 1, schema: pa.Schema | None = None,
-          commit: bool = True, **options: str) -> str:
-    """One write job: the rows split over `tasks` tasks (round robin), then committed."""
+          commit: bool = True, together: bool = False, reports: list[TaskReport] | None = None,
+          **options: str) -> str:
+    """One write job: the rows split over `tasks` tasks (round robin), then committed.
+
+    Tasks run one after the other, or with `together` as tasks running at the same time do:
+    every task hands its rows over before any writes. Each task's report is added to `reports`.
+    """
     table = rows_table(rows, schema)
     plan = plan_write(str(path), {**BASE_OPTIONS, **options}, table.schema)
     stage = next(_STAGES)
-    for task in range(tasks):
-        part = table.take(pa.array(range(task, table.num_rows, tasks), pa.int64()))
-        write_task(plan, part.to_batches(), TaskInfo(task, stage, stage * 100 + task))
+    parts = [(TaskInfo(task, stage, stage * 100 + task), table.take(pa.array(range(task, table.num_rows, tasks),
+                                                                             pa.int64()))) for task in range(tasks)]
+    done = reports if reports is not None else []
+    if together:
+        works = [TaskWrite(plan, part.to_batches(), info) for info, part in parts if part.num_rows]
+        for work in works:
+            work.hand_over()
+        done.extend(work.write() for work in works)
+    else:
+        done.extend(write_task(plan, part.to_batches(), info) for info, part in parts)
     if commit:
         commit_write(plan)
     else:

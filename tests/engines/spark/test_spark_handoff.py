@@ -1,0 +1,121 @@
+"""Tasks that share file groups hand their rows over, so each base file is written once."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, write
+
+from engines.spark.bucket import bucket_of_key
+from engines.spark.job import commit_write, plan_write
+from engines.spark.task import TaskInfo, TaskReport, TaskWrite
+
+COLUMNS = ["id", "ts", "region", "fare"]
+REGION = {"hoodie.datasource.write.partitionpath.field": "region"}
+
+
+def trips(ids: range, ts: int = 1, fare: float = 1.0) -> list[dict]:
+    return [{"id": f"k{i}", "ts": ts, "region": "sf" if i % 2 else "ny", "fare": fare * i} for i in ids]
+
+
+def groups_of(rows: list[dict]) -> set[tuple[str, int]]:
+    return {(r["region"], bucket_of_key(r["id"], ["id"], 4)) for r in rows}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_tasks_running_together_write_each_new_base_file_once(tmp_path, table_type):
+    path = tmp_path / "t"
+    rows = trips(range(40))
+    reports: list[TaskReport] = []
+    write(path, rows, tasks=3, together=True, reports=reports, **REGION,
+          **{"hoodie.datasource.write.table.type": table_type})
+    written = [name for report in reports for name in report.files]
+    assert len(written) == len(set(written)) == len(groups_of(rows))  # no base file written twice
+    assert sorted(f.split("/")[-1] for f in data_files(path)) == sorted(written)
+    expected = sorted(rows, key=lambda r: r["id"])
+    assert shim_rows(path, columns=COLUMNS) == expected
+    assert hudi_rs_rows(path, COLUMNS) == expected
+
+
+def test_copy_on_write_upsert_from_several_tasks_rewrites_each_touched_base_file_once(tmp_path):
+    path = tmp_path / "t"
+    write(path, trips(range(40)), **REGION)
+    updates = trips(range(0, 40, 3), ts=2, fare=-1.0)
+    reports: list[TaskReport] = []
+    write(path, updates, tasks=3, together=True, reports=reports, **REGION,
+          **{"hoodie.datasource.write.operation": "upsert"})
+    written = [name for report in reports for name in report.files]
+    assert len(written) == len(groups_of(updates))
+    changed = {r["id"]: r for r in updates}
+    expected = sorted((changed.get(r["id"], r) for r in trips(range(40))), key=lambda r: r["id"])
+    assert shim_rows(path, columns=COLUMNS) == expected
+    assert hudi_rs_rows(path, COLUMNS) == expected
+
+
+def test_merge_on_read_updates_from_several_tasks_still_go_to_each_tasks_log_file(tmp_path):
+    path = tmp_path / "t"
+    mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", **REGION}
+    write(path, trips(range(40)), **mor)
+    updates = trips(range(0, 40, 3), ts=2, fare=-1.0)
+    reports: list[TaskReport] = []
+    write(path, updates, tasks=3, together=True, reports=reports, **mor,
+          **{"hoodie.datasource.write.operation": "upsert"})
+    written = [name for report in reports for name in report.files]
+    assert written and all(".log." in name for name in written)
+    changed = {r["id"]: r for r in updates}
+    expected = sorted((changed.get(r["id"], r) for r in trips(range(40))), key=lambda r: r["id"])
+    assert shim_rows(path, columns=COLUMNS) == expected
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_one_key_handed_over_by_two_tasks_is_precombined_by_ordering_value(tmp_path, first):
+    path = tmp_path / "t"
+    rows = [{"id": "a", "ts": 5, "region": "x", "fare": 5.0}, {"id": "a", "ts": 3, "region": "x", "fare": 3.0}]
+    write(path, rows if first == 0 else rows[::-1], tasks=2, together=True)
+    assert [(r["ts"], r["fare"]) for r in shim_rows(path)] == [(5, 5.0)]
+
+
+def _task(plan, rows: list[dict], partition: int, attempt: int) -> TaskWrite:
+    return TaskWrite(plan, pa.Table.from_pylist(rows, schema=SCHEMA).to_batches(), TaskInfo(partition, 7, attempt))
+
+
+@pytest.mark.parametrize("retry_before_write", [True, False], ids=["retry-first", "retry-after"])
+def test_hand_over_of_a_failed_task_attempt_counts_once(tmp_path, retry_before_write):
+    path = tmp_path / "t"
+    plan = plan_write(str(path), dict(BASE_OPTIONS), SCHEMA)
+    ours, theirs = trips(range(0, 20, 2)), trips(range(1, 20, 2))
+    _task(plan, theirs, 1, 701).hand_over()  # this attempt dies after handing over
+    other = _task(plan, ours, 0, 700)
+    other.hand_over()
+    retry = _task(plan, theirs, 1, 702)
+    if retry_before_write:
+        retry.hand_over()  # replaces the dead attempt's hand-over
+        other.write()
+    else:
+        other.write()  # takes in the dead attempt's rows
+        retry.hand_over()  # rows of groups written already: one more rewrite
+    retry.write()
+    commit_write(plan)
+    expected = sorted(trips(range(20)), key=lambda r: r["id"])
+    assert shim_rows(path, columns=COLUMNS) == expected
+    assert hudi_rs_rows(path, COLUMNS) == expected
+    bases = [f for f in data_files(path) if f.endswith(".parquet")]
+    assert len(bases) == len({int(name[:8]) for name in bases})
+
+
+def test_a_task_deleting_in_a_group_takes_in_the_rows_handed_over_to_it(tmp_path):
+    path = tmp_path / "t"
+    one_group = {"hoodie.bucket.index.num.buckets": "1"}
+    write(path, trips(range(4)), **one_group)
+    schema = SCHEMA.append(pa.field("_hoodie_is_deleted", pa.bool_()))
+    plan = plan_write(str(path), {**BASE_OPTIONS, **one_group, "hoodie.datasource.write.operation": "upsert"}, schema)
+    adds = TaskWrite(plan, pa.Table.from_pylist([{**trips(range(5, 6))[0], "_hoodie_is_deleted": False}],
+                                                schema=schema).to_batches(), TaskInfo(1, 7, 701))
+    deletes = TaskWrite(plan, pa.Table.from_pylist([{**trips(range(1, 2), ts=2)[0], "_hoodie_is_deleted": True}],
+                                                   schema=schema).to_batches(), TaskInfo(0, 7, 700))
+    adds.hand_over()
+    deletes.hand_over()  # deletes are not handed over: this task writes the group itself
+    assert len(deletes.write().files) == 1
+    assert adds.write().files == ()  # its row went into the other task's base file
+    commit_write(plan)
+    assert [r["id"] for r in shim_rows(path)] == ["k0", "k2", "k3", "k5"]
