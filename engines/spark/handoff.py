@@ -29,6 +29,7 @@ def spill_name(partition_path: str, bucket: int, partition_id: int) -> str:
 
 def write_spill(folder: str, name: str, rows: pa.Table) -> None:
     """Write `rows` as `folder/name` (Arrow IPC file, written aside then renamed into place)."""
+    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, name)
     tmp = f"{path}.{os.getpid()}.tmp"
     with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:

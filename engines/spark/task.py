@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Self
@@ -164,6 +165,7 @@ def _rotated(groups: list[GroupRows], partition_id: int) -> list[GroupRows]:
     return groups[start:] + groups[:start]
 
 
+_HAND_OVER_TRIES = 4
 _UNIQUE_META = ("_hoodie_commit_seqno", "_hoodie_record_key")
 _NO_STATISTICS = ("_hoodie_commit_seqno", "_hoodie_partition_path", "_hoodie_file_name")
 
@@ -235,19 +237,25 @@ class _GroupWriter:
     def hand_over(self, group: GroupRows) -> None:
         """Leave the group's rows for whichever task writes its base file first (see `handoff`).
 
-        Only rows bound for a base file, without deletes. Rows handed over to a group whose base
-        file is written already go in by one more rewrite (of every such hand-over at once)."""
+        Only rows bound for a base file, without deletes. The rows are written aside first, so the
+        group's lock is held only to list them. A group whose lock stays taken is being written:
+        its rows go in later, when this task writes the group itself. Rows handed over to a group
+        whose base file is written already go in by one more rewrite (of all such at once)."""
         plan = self.plan
         committed = self.committed(group.partition_path, group.bucket)
         if not group.data.num_rows or len(group.delete_keys) or (plan.is_mor and committed is not None):
             return
-        with locked_group(plan.table_path, plan.instant, group.partition_path, group.bucket) as handle:
-            state = handle.read() or self._new_state(group, committed)
-            name = spill_name(group.partition_path, group.bucket, self.task.partition_id)
-            rows = self._meta(group.data, group.keys, group.partition_path, "")
-            write_spill(self.spill_folder, name, rows)
-            handle.write(dataclasses.replace(state, spills=tuple(sorted({*state.spills, name}))))
-            self.handed[(group.partition_path, group.bucket)] = (name, rows)
+        name = spill_name(group.partition_path, group.bucket, self.task.partition_id)
+        rows = self._meta(group.data, group.keys, group.partition_path, "")
+        write_spill(self.spill_folder, name, rows)
+        for attempt in range(_HAND_OVER_TRIES):
+            with try_locked_group(plan.table_path, plan.instant, group.partition_path, group.bucket) as handle:
+                if handle is not None:
+                    state = handle.read() or self._new_state(group, committed)
+                    handle.write(dataclasses.replace(state, spills=tuple(sorted({*state.spills, name}))))
+                    self.handed[(group.partition_path, group.bucket)] = (name, rows)
+                    return
+            time.sleep(0.001 * (attempt + 1))  # another task listing its rows holds the lock only briefly
 
     def write(self, group: GroupRows, wait: bool = True) -> tuple[bool, str | None]:
         """Write one file group's rows: (done, file written). Not done when `wait` is False and

@@ -7,6 +7,7 @@ import pytest
 from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 from engines.spark.bucket import bucket_of_key
+from engines.spark.group_state import locked_group
 from engines.spark.job import commit_write, plan_write
 from engines.spark.task import TaskInfo, TaskReport, TaskWrite
 
@@ -119,3 +120,18 @@ def test_a_task_deleting_in_a_group_takes_in_the_rows_handed_over_to_it(tmp_path
     assert adds.write().files == ()  # its row went into the other task's base file
     commit_write(plan)
     assert [r["id"] for r in shim_rows(path)] == ["k0", "k2", "k3", "k5"]
+
+
+def test_rows_of_a_group_being_written_are_written_later_by_their_own_task(tmp_path):
+    path = tmp_path / "t"
+    one_group = {**BASE_OPTIONS, "hoodie.bucket.index.num.buckets": "1"}
+    plan = plan_write(str(path), one_group, SCHEMA)
+    early, late = _task(plan, trips(range(0, 6, 2)), 0, 700), _task(plan, trips(range(1, 6, 2)), 1, 701)
+    with locked_group(str(path), plan.instant, "", 0):  # as while another task writes the group
+        late.hand_over()  # gives up waiting instead of queueing behind the writer
+    early.hand_over()
+    assert len(early.write().files) == 1
+    assert len(late.write().files) == 1  # not taken in: this task rewrites the base file itself
+    commit_write(plan)
+    assert [r["id"] for r in shim_rows(path)] == [f"k{i}" for i in range(6)]
+    assert len(data_files(path)) == 1
