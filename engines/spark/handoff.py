@@ -7,7 +7,8 @@ filled, file name left blank) in the commit's state folder, listed in the group'
 (`GroupState.spills`). Then, taking the groups in an order of its own, it writes each group whose
 hand-over is still pending, taking in every pending hand-over at once; a group whose hand-over
 another task took in is done. Rows handed over after a group's base file was written are merged
-by one more rewrite, as without hand-over.
+by one more rewrite, as without hand-over. The files live in the marker folder, which the commit
+(or the rollback of a failed write) removes.
 """
 
 from __future__ import annotations
