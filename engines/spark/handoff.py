@@ -19,8 +19,6 @@ import pyarrow as pa
 
 from engines.spark.group_state import group_key
 
-FILE_NAME_COLUMN = "_hoodie_file_name"
-
 
 def spill_name(partition_path: str, bucket: int, partition_id: int) -> str:
     """The hand-over file of one Spark partition for one file group (a retried task attempt
@@ -42,9 +40,3 @@ def read_spill(folder: str, name: str) -> pa.Table:
     """The rows of a hand-over file (memory-mapped, no copy)."""
     with pa.memory_map(os.path.join(folder, name)) as source:
         return pa.ipc.open_file(source).read_all()
-
-
-def with_file_name(rows: pa.Table, file_name: str) -> pa.Table:
-    """`rows` with `_hoodie_file_name` set to the base file they are written into."""
-    index = rows.schema.get_field_index(FILE_NAME_COLUMN)
-    return rows.set_column(index, rows.schema.field(index), pa.repeat(pa.scalar(file_name), rows.num_rows))

@@ -31,7 +31,7 @@ from engines.spark.group_state import (
     state_folder,
     try_locked_group,
 )
-from engines.spark.handoff import read_spill, spill_name, with_file_name, write_spill
+from engines.spark.handoff import read_spill, spill_name, write_spill
 from engines.spark.job import WritePlan
 from engines.spark.merge import merge_records
 from engines.spark.options import Operation
@@ -309,8 +309,9 @@ class _GroupWriter:
             prev_commit = committed.base_instant
         name = base_file_name(state.file_id, self.task.write_token, plan.instant)
         no_keys = group.delete_keys.slice(0, 0)
-        steps = [(with_file_name(handed[1] if handed and spill == handed[0] else read_spill(self.spill_folder, spill),
-                                 name), no_keys) for spill in state.spills]
+        # Handed-over rows carry no file name yet: write_base_file sets it on every row.
+        steps = [(handed[1] if handed and spill == handed[0] else read_spill(self.spill_folder, spill), no_keys)
+                 for spill in state.spills]
         if handed is None:
             steps.append((self._meta(group.data, group.keys, state.partition_path, name), group.delete_keys))
         combine = (plan.instant, plan.options.ordering_fields) if plan.options.combine else None
