@@ -91,11 +91,30 @@ def iter_parquet_in_order(
         for batch in parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=True):
             rows = batch.num_rows
             if keep is not None:
-                batch = batch.filter(keep.slice(offset, rows))
+                batch = select_rows(batch, keep.slice(offset, rows))
             offset += rows
             yield rows, plan.apply(batch)
     except (OSError, pa.ArrowInvalid) as exc:
         raise CorruptFileError(f"cannot read Parquet data from {path}: {exc}", path=path) from exc
+
+
+def select_rows(batch: pa.RecordBatch, mask: pa.BooleanArray) -> pa.RecordBatch:
+    """The rows of `batch` where `mask` is true.
+
+    Column by column, each without an all-valid validity bitmap (Parquet readers attach one even
+    when no value is null, and Arrow's filter runs about twice as fast without it).
+    """
+    return pa.RecordBatch.from_arrays([_without_validity(c).filter(mask) for c in batch.columns], schema=batch.schema)
+
+
+def _without_validity(column: pa.Array) -> pa.Array:
+    """`column` without its validity bitmap when it holds no nulls (flat types only)."""
+    buffers = column.buffers()
+    flat = not (column.type.num_fields or pa.types.is_dictionary(column.type)
+                or isinstance(column.type, pa.ExtensionType))
+    if column.null_count or not flat or not buffers or buffers[0] is None:
+        return column
+    return pa.Array.from_buffers(column.type, len(column), [None, *buffers[1:]], offset=column.offset)
 
 
 def _columns_to_read(plan: FilePlan, file_schema: pa.Schema) -> list[str]:

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from shim.errors import CorruptFileError
 from shim.plan.slices import FileSlice
-from shim.read.base_files import iter_parquet_in_order, read_file_schema
+from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
 from shim.read.slice_state import SliceMergeState, start_slice_merge
@@ -55,7 +55,7 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
             for _, batch in iter_parquet_in_order(path, plan):
                 keep = merge.keep(batch, scan, path)
                 if keep is not None:
-                    batch = batch.filter(pa.array(keep))
+                    batch = select_rows(batch, pa.array(keep))
                 if batch.num_rows:
                     yield batch.select(columns)
         state = merge.state()
