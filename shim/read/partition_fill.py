@@ -12,7 +12,7 @@ Two cases:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -38,23 +38,25 @@ class ConstantColumns:
         self._cache: ByteBoundedCache[pa.Array] = ByteBoundedCache(capacity)
 
     def column(self, value: pa.Scalar, rows: int, *, dictionary: bool = False) -> pa.Array:
-        if dictionary:
-            indices = self._built(("dictionary-indices",), pa.scalar(0, DICTIONARY_INDEX), rows)
-            values = self._cache.get_or_compute(("dictionary", str(value.type), value.as_py()), lambda: _single(value))
-            return pa.DictionaryArray.from_arrays(indices, values)
-        return self._built((str(value.type), value.as_py()), value, rows)
+        if not dictionary:
+            return self._built((str(value.type), value.as_py()), lambda n: pa.repeat(value, n), rows)
 
-    def _built(self, key: tuple[object, ...], value: pa.Scalar, rows: int) -> pa.Array:
+        def encoded(n: int) -> pa.Array:
+            indices = self._built(("dictionary-indices",), lambda m: pa.repeat(pa.scalar(0, DICTIONARY_INDEX), m), n)
+            return pa.DictionaryArray.from_arrays(indices, pa.array([value.as_py()], value.type))
+
+        # Each value's array shares the one indices buffer: count only its dictionary.
+        return self._built(("dictionary", str(value.type), value.as_py()), encoded, rows,
+                           size=lambda array: array.dictionary.nbytes + 64)
+
+    def _built(self, key: tuple[object, ...], build: Callable[[int], pa.Array], rows: int,
+               size: Callable[[pa.Array], int] = lambda array: array.nbytes) -> pa.Array:
+        """The cached array under `key` (built for at least `rows` rows), cut to `rows`."""
         built = self._cache.get(key)
         if built is None or len(built) < rows:
-            built = pa.repeat(value, rows)
-            self._cache.put(key, built, built.nbytes)
+            built = build(rows)
+            self._cache.put(key, built, size(built))
         return built.slice(0, rows)
-
-
-def _single(value: pa.Scalar) -> tuple[pa.Array, int]:
-    array = pa.array([value.as_py()], value.type)
-    return array, array.nbytes
 
 
 DICTIONARY_INDEX = pa.int32()

@@ -82,3 +82,15 @@ def test_constant_dictionaries_share_their_indices():
     second = constants.column(pa.scalar(7, pa.int32()), 3, dictionary=True)
     assert first.to_pylist() == ["sf"] * 5 and second.to_pylist() == [7] * 3
     assert first.indices.buffers()[1].address == second.indices.buffers()[1].address
+
+
+def test_constant_dictionaries_grow_and_shrink_with_the_batch():
+    constants = ConstantColumns()
+    small = constants.column(pa.scalar("sf"), 2, dictionary=True)
+    large = constants.column(pa.scalar("sf"), 9, dictionary=True)
+    other = constants.column(pa.scalar("nyc"), 4, dictionary=True)
+    again = constants.column(pa.scalar("sf"), 3, dictionary=True)
+    assert (small.to_pylist(), large.to_pylist(), other.to_pylist(), again.to_pylist()) == (
+        ["sf"] * 2, ["sf"] * 9, ["nyc"] * 4, ["sf"] * 3)
+    assert again.type == pa.dictionary(pa.int32(), pa.string())
+    assert constants.column(pa.scalar(None, pa.string()), 2, dictionary=True).to_pylist() == [None, None]
