@@ -5,7 +5,9 @@ over the shim against DuckDB over plain Parquet of the same data.
 
 Generates (when missing) a MOR table partitioned by city (8 partitions, one file group each, 10% of
 rows updated through Avro log blocks) and a hive-partitioned plain Parquet copy of its snapshot.
-The server runs as a separate process (`hudi-shim serve`), on a loopback port.
+The server runs as a separate process (`hudi-shim serve`), on a loopback port. Contenders run in
+turn, round after round, so a shared machine's changing speed weighs on each alike; ratios compare
+the fastest runs (medians beside them).
 Targets: HTTP stream >= 0.8x the in-process throughput; the selective query <= 2x plain Parquet.
 """
 
@@ -16,6 +18,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -103,14 +106,19 @@ def write_plain_copy(table_path: str, plain_path: str) -> None:
     pq.write_to_dataset(snapshot, plain_path, partition_cols=["city"])
 
 
-def best_of(repeat: int, fn: Callable[[], T]) -> tuple[float, T]:
-    """The fastest of `repeat` runs (the machine may be shared) and the last result."""
-    times = []
+def interleaved(repeat: int, runs: dict[str, Callable[[], T]]) -> dict[str, tuple[float, float, T]]:
+    """Each run's fastest and median time over `repeat` rounds, and its last result.
+
+    Every round runs each contender once, in turn, so the machine's changing speed (it may be
+    shared) weighs on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    results: dict[str, T] = {}
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: (min(t), statistics.median(t), results[name]) for name, t in times.items()}
 
 
 def free_port() -> int:
@@ -143,7 +151,9 @@ def count(reader: pa.RecordBatchReader) -> int:
 
 
 def http_vs_in_process(table_path: str, url: str, repeat: int) -> dict[str, object]:
-    """Whole-table scans (all columns): streamed from the server vs iterated in this process."""
+    """Whole-table scans (all columns): streamed from the server vs iterated in this process.
+
+    Ratios compare the fastest runs (and, in `*_median`, the median runs)."""
     from engines.http import ShimClient
 
     results: dict[str, object] = {}
@@ -151,21 +161,26 @@ def http_vs_in_process(table_path: str, url: str, repeat: int) -> dict[str, obje
     client = ShimClient(url)
     for mode in ("snapshot", "read_optimized"):
         count(client.scan_batches("bench", mode=mode))  # warm-up: the server opens the table
-        t_local, n_local = best_of(repeat, partial(lambda m: count(table.scan(mode=m)), mode))
-        t_http, n_http = best_of(repeat, partial(lambda m: count(client.scan_batches("bench", mode=m)), mode))
+        timed = interleaved(repeat, {
+            "local": partial(lambda m: count(table.scan(mode=m)), mode),
+            "http": partial(lambda m: count(client.scan_batches("bench", mode=m)), mode),
+        })
+        (t_local, m_local, n_local), (t_http, m_http, n_http) = timed["local"], timed["http"]
         assert n_local == n_http, (n_local, n_http)
         results[f"{mode}_rows"] = n_local
         results[f"{mode}_in_process_s"] = round(t_local, 3)
         results[f"{mode}_http_s"] = round(t_http, 3)
         results[f"{mode}_http_vs_in_process_throughput"] = round(t_local / t_http, 2)
+        results[f"{mode}_http_vs_in_process_throughput_median"] = round(m_local / m_http, 2)
     return results
 
 
 def selective_queries(table_path: str, plain_path: str, url: str, repeat: int) -> dict[str, object]:
     """One column of one partition: DuckDB over the shim (in-process and HTTP) vs over plain Parquet.
 
-    Each query takes milliseconds: the best of many runs (at least 31) is what compares."""
-    repeat = max(repeat, 31)
+    Each query takes milliseconds: many rounds (at least 51) run every query once each; the
+    fastest runs compare (and, in `*_median`, the median runs)."""
+    repeat = max(repeat, 51)
     import duckdb
 
     from engines.duckdb import connect
@@ -179,16 +194,19 @@ def selective_queries(table_path: str, plain_path: str, url: str, repeat: int) -
     plain.execute(f"CREATE VIEW bench AS SELECT * FROM read_parquet('{plain_path}/*/*.parquet', "
                   "hive_partitioning = true)")
     local, remote = connect(table_path), connect(url)
-    t_plain, expected = best_of(repeat, partial(value, plain, "bench"))
+    queries = {"plain": partial(value, plain, "bench"), "snapshot": partial(value, local, "bench"),
+               "read_optimized": partial(value, local, "bench_ro"), "snapshot_http": partial(value, remote, "bench")}
+    for query in queries.values():
+        query()  # warm-up
+    timed = interleaved(repeat, queries)
+    t_plain, m_plain, expected = timed.pop("plain")
     results: dict[str, object] = {"selective_plain_parquet_s": round(t_plain, 4)}
-    for label, con, view in [("snapshot", local, "bench"), ("read_optimized", local, "bench_ro"),
-                             ("snapshot_http", remote, "bench")]:
-        value(con, view)  # warm-up
-        elapsed, got = best_of(repeat, partial(value, con, view))
+    for label, (elapsed, median, got) in timed.items():
         if label.startswith("snapshot"):
             assert abs(got - expected) <= 1e-6 * abs(expected), (label, got, expected)
         results[f"selective_{label}_s"] = round(elapsed, 4)
         results[f"selective_{label}_vs_plain_time"] = round(elapsed / t_plain, 2)
+        results[f"selective_{label}_vs_plain_time_median"] = round(median / m_plain, 2)
     return results
 
 
@@ -216,10 +234,10 @@ def main() -> None:
     print(json.dumps(results, indent=2))
     for mode in ("snapshot", "read_optimized"):
         print(f"HTTP stream {mode:<15} = {results[f'{mode}_http_vs_in_process_throughput']}x in-process "
-              "throughput (target >= 0.8x)")
+              f"throughput (medians {results[f'{mode}_http_vs_in_process_throughput_median']}x; target >= 0.8x)")
     for label in ("snapshot", "read_optimized", "snapshot_http"):
         print(f"selective DuckDB {label:<14} = {results[f'selective_{label}_vs_plain_time']}x plain Parquet "
-              "time (target <= 2x)")
+              f"time (medians {results[f'selective_{label}_vs_plain_time_median']}x; target <= 2x)")
 
 
 if __name__ == "__main__":
