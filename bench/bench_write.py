@@ -6,7 +6,8 @@ One local[2] Spark session; the DataFrames are cached first so generating them i
 both writers are warmed up by one untimed write of all rows (the JVM's code paths get compiled). For each table type (best of `--repeat` runs, each into a new table):
   insert of all rows           vs  df.write.parquet of the same DataFrame;
   upsert of 10% of the keys     vs  df.write.parquet of those 10%.
-Ratios are plain-Parquet time / hudi_shim time (>= 0.5 means at most twice as slow).
+Ratios are plain-Parquet time / hudi_shim time (>= 0.5 means at most twice as slow). Also timed:
+a Python data source that only receives the rows (the floor for any writer in Python).
 `--repartition` first shuffles the rows by bucket (engines.spark.repartition_by_bucket); the
 shuffle is timed as part of the hudi_shim write.
 """
@@ -53,6 +54,28 @@ def frames(spark: Any, rows: int) -> tuple[Any, Any]:
     updates = spark.range(0, rows, 10).selectExpr(*update_cols).cache()
     updates.count()
     return base, updates
+
+
+def counting_source() -> Any:
+    """A Python data source whose writer only counts the rows it receives: what any writer in
+    Python pays before doing anything (Spark's JVM sending the rows over Arrow)."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+    class CountingWriter(DataSourceArrowWriter):
+        def write(self, iterator: Any) -> WriterCommitMessage:
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class CountingSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "bench_count_rows"
+
+        def writer(self, schema: Any, overwrite: bool) -> CountingWriter:
+            return CountingWriter()
+
+    return CountingSource
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -124,7 +147,13 @@ def main() -> None:
                            for _ in range(args.repeat))
         print(f"rows {args.rows:,} in {base.rdd.getNumPartitions()} Spark partitions, updates {updates.count():,}, "
               f"buckets {args.buckets}, repartition by bucket: {args.repartition}")
+        spark.dataSource.register(counting_source())
+        base.write.format("bench_count_rows").mode("append").save()
+        receive = min(timed(lambda: base.write.format("bench_count_rows").mode("append").save())
+                      for _ in range(args.repeat))
         print(f"plain parquet: insert {plain_insert:.2f}s, 10% write {plain_upsert:.2f}s")
+        print(f"a Python writer that only receives the rows: {receive:.2f}s "
+              f"({plain_insert / receive:.2f}x, the ceiling for any Python writer)")
         kinds = {"cow": ["COPY_ON_WRITE"], "mor": ["MERGE_ON_READ"]}.get(args.table_type,
                                                                         ["COPY_ON_WRITE", "MERGE_ON_READ"])
         for kind in kinds:
