@@ -9,12 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, String
 
 from catalog.service import TableInfo
 from shim.read.file_schemas import FileSchema
+from shim.schema import arrow_field_id
 from shim.timeline.instant import Instant
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 Scalar = str | int | float | bool | None
 FilterItem = str | tuple[Name, Name, Scalar | list[Scalar]]
-FIELD_ID_KEY = b"PARQUET:field_id"
 
 
 class ScanBody(BaseModel):
@@ -59,9 +59,8 @@ class FieldModel(BaseModel):
 
     @classmethod
     def of(cls, field: pa.Field) -> FieldModel:
-        raw = (field.metadata or {}).get(FIELD_ID_KEY)
         children = [field.type.field(i) for i in range(field.type.num_fields)]
-        return cls(name=field.name, id=int(raw) if raw is not None else None, type=str(field.type),
+        return cls(name=field.name, id=arrow_field_id(field), type=str(field.type),
                    nullable=field.nullable, fields=[cls.of(child) for child in children])
 
 

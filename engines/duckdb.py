@@ -23,7 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from shim.errors import HudiShimError
+from engines.view_columns import as_view_columns, current_names, fit, same_columns
+from shim.errors import ColumnNotFoundError, HudiShimError, InvalidFilterError
 from shim.filters import Expr, bind, parse_filter
 from shim.filters.substrait import conjuncts_from_substrait
 from shim.read.request import ScanMode, with_dictionary_partitions
@@ -114,9 +115,43 @@ class ShimDataset(ds.UnionDataset):
     def scanner(self, *args: Any, **kwargs: Any) -> ds.Scanner:
         columns = kwargs.get("columns")
         wanted = list(columns) if columns is not None else list(self.schema.names)
+        filter = kwargs.get("filter")
+        reader = self._read_by_name(wanted, filter)
+        if reader is None:
+            reader = self._read_by_id(wanted, filter)
+        return ds.Scanner.from_batches(reader)
+
+    def _read_by_name(self, wanted: list[str], filter: pc.Expression | None) -> pa.RecordBatchReader | None:
+        """The view's columns asked for by name, the filter pushed to the shim; None when the table
+        no longer has them under those names and ids (it changed shape since the view was made)."""
         expected = pa.schema([self.schema.field(c) for c in wanted])
-        reader = self.source.reader(self.table, self.mode, wanted, kwargs.get("filter"), self.schema)
-        return ds.Scanner.from_batches(_conform(reader, expected))
+        if filter is not None and not _binds(filter, expected):
+            return None  # the filter reads columns the query does not: their ids are checked by id
+        try:
+            reader = self.source.reader(self.table, self.mode, wanted, filter, self.schema)
+        except (ColumnNotFoundError, InvalidFilterError):
+            return None
+        if same_columns(reader.schema, expected):
+            return _conform(reader, expected, self.table)
+        reader.close()
+        return None
+
+    def _read_by_id(self, wanted: list[str], filter: pc.Expression | None) -> pa.RecordBatchReader:
+        """The view's columns found by column id in the table's current schema, the filter applied here."""
+        log.info("table %s changed shape since its DuckDB views were registered: reading its columns by id",
+                 self.table)
+        current = self.source.schema(self.table)
+        needed = wanted + [c for c in (referenced_columns(filter, self.schema) if filter is not None else [])
+                           if c not in wanted]
+        names = current_names(self.schema, current, needed)
+        read = [name for name in dict.fromkeys(names.values()) if name is not None]
+        reader = self.source.reader(self.table, self.mode, read, None, current)
+        rows = pa.RecordBatchReader.from_batches(pa.schema([self.schema.field(c) for c in needed]),
+                                                 as_view_columns(reader, self.schema, names, self.table))
+        if filter is None:
+            return rows
+        return pa.RecordBatchReader.from_batches(pa.schema([self.schema.field(c) for c in wanted]),
+                                                 _filtered(rows, filter, wanted))
 
 
 class LocalSource:
@@ -222,14 +257,36 @@ def _filtered(reader: pa.RecordBatchReader, expression: pc.Expression, columns: 
             yield from kept.to_batches()
 
 
-def _conform(reader: pa.RecordBatchReader, expected: pa.Schema) -> pa.RecordBatchReader:
-    """`reader` with the schema DuckDB was given (the table may have evolved since the view was made)."""
+def _conform(reader: pa.RecordBatchReader, expected: pa.Schema, table: str) -> pa.RecordBatchReader:
+    """`reader` with the types DuckDB was given (a column may have been widened since the view was made)."""
     if reader.schema.equals(expected, check_metadata=False):
         return reader
 
     def cast() -> Iterator[pa.RecordBatch]:
         with reader:
             for batch in reader:
-                yield batch.cast(expected)
+                yield pa.RecordBatch.from_arrays(
+                    [fit(column, field, table) for column, field in zip(batch.columns, expected, strict=True)],
+                    schema=expected)
 
     return pa.RecordBatchReader.from_batches(expected, cast())
+
+
+def _binds(expression: pc.Expression, schema: pa.Schema) -> bool:
+    """Whether `expression` reads only columns of `schema` (remembered: DuckDB sends the same
+    filters again and again, and binding one costs a tenth of a millisecond)."""
+    key = (str(expression), schema)  # the text names every column the expression reads
+    known = _BINDS.get(key)
+    if known is None:
+        try:
+            schema.empty_table().filter(expression)
+            known = True
+        except (pa.ArrowException, TypeError):
+            known = False
+        if len(_BINDS) >= 1024:
+            _BINDS.clear()
+        _BINDS[key] = known
+    return known
+
+
+_BINDS: dict[tuple[str, pa.Schema], bool] = {}

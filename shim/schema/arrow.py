@@ -135,12 +135,15 @@ class _NoFieldId(Exception):
     pass
 
 
-def _field_id(field: pa.Field) -> int:
+def arrow_field_id(field: pa.Field) -> int | None:
+    """The column id an Arrow field carries in its metadata (`PARQUET:field_id`), if any."""
     raw = (field.metadata or {}).get(FIELD_ID_KEY)
-    if raw is None:
-        raise _NoFieldId
-    value = int(raw)
-    if value < 0:
+    return int(raw) if raw is not None else None
+
+
+def _field_id(field: pa.Field) -> int:
+    value = arrow_field_id(field)
+    if value is None or value < 0:
         raise _NoFieldId
     return value
 
