@@ -10,7 +10,8 @@ DuckDB shows their value type, e.g. VARCHAR). Each view is a pyarrow dataset who
 needs and the filters it can push; those reach the shim, which prunes partitions, pushes filters
 into Parquet and applies them exactly after merging. Over HTTP, filters are sent as filter text;
 the parts that have none (rare: DuckDB pushes comparisons, IN lists and null checks) are applied
-here, on the rows received.
+here, on the rows received. A view registered before its table changed shape finds its columns by
+id (`engines.view_columns`); connecting again on the same connection shows the new shape.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def connect(
 
     Args:
         warehouse_or_url: a warehouse folder (or one table's folder), or the URL of `hudi-shim serve`.
-        connection: register the views on this connection instead of a new in-memory one.
+        connection: register the views on this connection instead of a new in-memory one (or again,
+            after tables changed shape or new ones appeared).
         token: the server's bearer token (URL only).
     """
     source: Source
