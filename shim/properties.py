@@ -222,6 +222,14 @@ class TableConfig:
         return self.raw.get(TIMELINE_HISTORY_PATH, "history") or "history"
 
     @property
+    def archive_path(self) -> str:
+        """Folder of archived instants, relative to `.hoodie`: archive logs (layout 1) or the LSM
+        history under the timeline folder (layout 2)."""
+        if self.timeline_layout_version < 2:
+            return self.raw.get(ARCHIVELOG_FOLDER, "archived") or "archived"
+        return f"{self.timeline_path}/{self.timeline_history_path}"
+
+    @property
     def record_key_fields(self) -> tuple[str, ...]:
         return _split_list(self.raw.get(RECORD_KEY_FIELDS))
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
+from shim import storage
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.timeline.instant import Action, instant_key, normalize_instant
 from shim.timeline.timeline import Timeline
@@ -34,15 +36,21 @@ def check_time_travel(timeline: Timeline, as_of: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class IncrementalWindow:
-    """Commits in (start, end]: the instant to read as of, the row filter, the file groups touched."""
+    """Commits in (start, end]: the instant to read as of, the row filter, the file groups touched
+    (None: every file group, when the window reaches commits that were archived)."""
 
     read_instant: str | None
     row_filter: pc.Expression
-    file_groups: frozenset[tuple[str, str]]
+    file_groups: frozenset[tuple[str, str]] | None
 
 
 def incremental_window(table: Table, commit_range: tuple[str, str | None]) -> IncrementalWindow:
-    """Resolve (start, end] like Hudi: requested times on table version 6, completion times on 8+."""
+    """Resolve (start, end] like Hudi: requested times on table version 6, completion times on 8+.
+
+    A window starting before the active timeline may cover archived commits, whose file groups
+    are not known: on table version 6 every file group is read and the commit-time filter picks
+    the rows (Hudi's fallback to a full table scan); on 8+, whose windows need completion times,
+    it is an error."""
     if not table.config.populate_meta_fields:
         raise UnsupportedFeatureError(
             f"{table.path}: incremental reads need meta columns; this table does not populate them",
@@ -62,15 +70,44 @@ def incremental_window(table: Table, commit_range: tuple[str, str | None]) -> In
         if finish is not None and instant_key(moment) > instant_key(finish):
             continue
         chosen.append(instant)
-    groups: set[tuple[str, str]] = set()
-    for instant in chosen:
-        groups |= timeline.commit_metadata(instant).touched_file_groups()
     times = [i.requested_time for i in chosen]
     read_instant = max(times, key=instant_key) if times else None
+    archived = _reaches_archive(table, timeline, begin)
+    if archived:
+        _check_full_scan_possible(table, timeline, begin, finish, by_completion, read_instant)
+    groups: set[tuple[str, str]] = set()
+    for instant in chosen if not archived else ():
+        groups |= timeline.commit_metadata(instant).touched_file_groups()
     if by_completion:
         row_filter = pc.field(COMMIT_TIME).isin(times)
     else:
         row_filter = pc.field(COMMIT_TIME) > pc.scalar(begin)
         if finish is not None:
             row_filter = row_filter & (pc.field(COMMIT_TIME) <= pc.scalar(finish))
-    return IncrementalWindow(read_instant, row_filter, frozenset(groups))
+    return IncrementalWindow(read_instant, row_filter, None if archived else frozenset(groups))
+
+
+def _reaches_archive(table: Table, timeline: Timeline, begin: str) -> bool:
+    """Whether commits after `begin` may have been archived: it precedes the active timeline and
+    the table keeps archived instants."""
+    if timeline.start is None or instant_key(begin) >= instant_key(timeline.start):
+        return False
+    folder = storage.join(table.path, ".hoodie", table.config.archive_path)
+    return any(os.path.isfile(os.path.join(folder, name)) for name in storage.list_names(folder))
+
+
+def _check_full_scan_possible(table: Table, timeline: Timeline, begin: str, finish: str | None,
+                              by_completion: bool, read_instant: str | None) -> None:
+    reason = None
+    if by_completion:
+        reason = f"the archived timeline of table version {table.config.version} is not read"
+    elif read_instant is None:
+        reason = "no commit of the window is on the active timeline to read as of"
+    if reason is not None:
+        raise UnsupportedFeatureError(
+            f"{table.path}: the incremental window ({begin}, {finish or 'latest'}] starts before the active "
+            f"timeline (its first instant is {timeline.start}) and may hold archived commits; {reason}",
+            feature="archived-timeline",
+            path=table.path,
+            instant=begin,
+        )

@@ -10,7 +10,13 @@
 from __future__ import annotations
 
 from shim.schema.apply import apply
-from shim.schema.arrow import FIELD_ID_KEY, arrow_field_id, internal_from_arrow, internal_to_arrow, type_to_arrow
+from shim.schema.arrow import (
+    FIELD_ID_KEY,
+    arrow_field_id,
+    internal_from_arrow,
+    internal_to_arrow,
+    type_to_arrow,
+)
 from shim.schema.avro import add_meta_fields, internal_from_avro, internal_to_avro
 from shim.schema.internal_schema import META_FIELD_NAMES, META_FIELDS, InternalSchema
 from shim.schema.promote import Conversion, conversion, is_direct_change
@@ -58,7 +64,6 @@ from shim.schema.visitor import (
 
 __all__ = [
     "FIELD_ID_KEY",
-    "arrow_field_id",
     "META_FIELDS",
     "META_FIELD_NAMES",
     "ArrayType",
@@ -84,6 +89,7 @@ __all__ = [
     "Type",
     "add_meta_fields",
     "apply",
+    "arrow_field_id",
     "assign_ids_by_name",
     "conversion",
     "history_from_json",
