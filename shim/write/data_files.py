@@ -20,6 +20,7 @@ from shim.log.writer import encode_avro_data_block, encode_delete_block, write_l
 from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.storage import join, list_names
+from shim.write.bloom import BLOOM_FILTER_KEY, DYNAMIC_V0, TYPE_CODE_KEY, dynamic_bloom_filter
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
@@ -162,6 +163,9 @@ def write_base_file(
         bounds = pc.min_max(keys)
         metadata[b"hoodie_min_record_key"] = bounds["min"].as_py().encode()
         metadata[b"hoodie_max_record_key"] = bounds["max"].as_py().encode()
+    # Hudi's bloom index and metadata table look keys up in this filter of every base file.
+    metadata[BLOOM_FILTER_KEY] = dynamic_bloom_filter(keys.combine_chunks()).encode()
+    metadata[TYPE_CODE_KEY] = DYNAMIC_V0.encode()
     path = os.path.join(folder, name)
     options: dict[str, Any] = {"compression": "snappy", **(parquet_options or {})}
     pq.write_table(full.replace_schema_metadata(metadata), path, **options)

@@ -44,7 +44,7 @@ def ids(result: pa.Table) -> list[str]:
 
 
 def test_window_reaching_archived_commits_reads_every_file_group(table):
-    built, (t1, t2, t3, t4) = table
+    built, (t1, t2, t3, _) = table
     archive(built, t1, t2)
     opened = shim.open_table(built.path)
     assert ids(opened.incremental(BEFORE_ALL)) == ["a", "b", "c", "d"]
@@ -61,7 +61,7 @@ def test_window_ending_among_archived_commits_is_an_error(table):
 
 
 def test_window_within_the_active_timeline_reads_only_the_groups_it_touched(table):
-    built, (t1, t2, t3, t4) = table
+    built, (t1, t2, t3, _) = table
     archive(built, t1)
     assert ids(shim.open_table(built.path).incremental(t3)) == ["a"]
     assert ids(shim.open_table(built.path).incremental(t2)) == ["a", "d"]
