@@ -6,6 +6,7 @@ import datetime
 import json
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,12 +164,16 @@ def write_base_file(
         bounds = pc.min_max(keys)
         metadata[b"hoodie_min_record_key"] = bounds["min"].as_py().encode()
         metadata[b"hoodie_max_record_key"] = bounds["max"].as_py().encode()
-    # Hudi's bloom index and metadata table look keys up in this filter of every base file.
-    metadata[BLOOM_FILTER_KEY] = dynamic_bloom_filter(keys.combine_chunks()).encode()
-    metadata[TYPE_CODE_KEY] = DYNAMIC_V0.encode()
     path = os.path.join(folder, name)
     options: dict[str, Any] = {"compression": "snappy", **(parquet_options or {})}
-    pq.write_table(full.replace_schema_metadata(metadata), path, **options)
+    table = full.replace_schema_metadata(metadata)
+    # Hudi's bloom index and metadata table look keys up in a filter in every base file's footer.
+    # It is hashed while the rows are encoded (both release the GIL); the footer is written last.
+    with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
+        bloom = pool.submit(dynamic_bloom_filter, keys.combine_chunks())
+        with pq.ParquetWriter(path, table.schema, **options) as writer:
+            writer.write_table(table)
+            writer.add_key_value_metadata({BLOOM_FILTER_KEY: bloom.result(), TYPE_CODE_KEY: DYNAMIC_V0})
     return FileWrite(
         partition_path=partition_path,
         file_id=file_id,
