@@ -25,10 +25,12 @@ import pyarrow as pa
 from engines.spark.group_state import GroupState, all_states, locked_group, remove_unlisted_files
 from engines.spark.job import current_schema, open_config
 from engines.spark.options import (
+    BLOOM_FILTER,
     DEFAULT_HEARTBEAT_MISSES,
     DEFAULT_HEARTBEAT_MS,
     HEARTBEAT_INTERVAL,
     HEARTBEAT_MISSES,
+    flag,
 )
 from engines.spark.task import KeepAlive, TaskInfo
 from engines.spark.txn import Transaction, abandon, complete, recover, table_guard
@@ -65,6 +67,7 @@ class CompactionJob:
     read_instant: str
     schema_json: str
     operations: tuple[dict[str, Any], ...]
+    bloom_filter: bool = True
 
     @property
     def instant(self) -> str:
@@ -88,11 +91,13 @@ def compact(location: str, spark: Any = None, options: Mapping[str, str] | None 
     if not config.is_mor:
         raise UnsupportedFeatureError(f"{table_path}: only merge-on-read tables are compacted", feature="compact-cow")
     opts = dict(options or {})
+    bloom_filter = flag(opts, BLOOM_FILTER, True)  # checked before anything is written
     timeout = int(opts.get(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS)) * int(
         opts.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES)) / 1000.0
     job = start_compaction(table_path, config, timeout)
     if job is None:
         return None
+    job = dataclasses.replace(job, bloom_filter=bloom_filter)
     try:
         if spark is not None and job.operations:
             ops = list(job.operations)
@@ -208,7 +213,7 @@ def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
         written = write_base_file(
             job.table_path, job.config, partition_path=partition, file_id=file_id, instant=job.instant,
             write_token=task.write_token, data=data, partition_id=task.partition_id,
-            prev_commit=op.get("baseInstantTime"), preserve_meta=True,
+            prev_commit=op.get("baseInstantTime"), preserve_meta=True, bloom_filter=job.bloom_filter,
         )
         if state.base is not None and state.base.file_name != name:
             try:

@@ -40,6 +40,7 @@ SCHEMA_ON_READ = "hoodie.schema.on.read.enable"
 COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
 COMBINE_BEFORE_UPSERT = "hoodie.combine.before.upsert"
 COMBINE_BEFORE_DELETE = "hoodie.combine.before.delete"
+BLOOM_FILTER = "hoodie.parquet.bloom.filter.enabled"
 HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
 HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
@@ -104,7 +105,8 @@ def _text(options: Mapping[str, str], key: str, default: str | None = None) -> s
     return value if value else default
 
 
-def _flag(options: Mapping[str, str], key: str, default: bool) -> bool:
+def flag(options: Mapping[str, str], key: str, default: bool) -> bool:
+    """A true/false option (InvalidArgumentError naming it otherwise)."""
     value = _text(options, key)
     if value is None:
         return default
@@ -151,6 +153,8 @@ class WriteOptions:
     heartbeat_interval_ms: int
     heartbeat_misses: int
     database: str = "default"
+    bloom_filter: bool = True
+    """Write Hudi's record-key bloom filter into base file footers (Hudi's bloom index needs it)."""
 
     @property
     def heartbeat_timeout_s(self) -> float:
@@ -195,13 +199,14 @@ class WriteOptions:
             record_key_fields=keys,
             ordering_fields=ordering,
             partition_fields=partitions,
-            hive_style=_flag(options, HIVE_STYLE, False),
-            url_encode=_flag(options, URL_ENCODE, False),
+            hive_style=flag(options, HIVE_STYLE, False),
+            url_encode=flag(options, URL_ENCODE, False),
             payload_class=_payload(_text(options, PAYLOAD_CLASS, OVERWRITE_PAYLOAD) or OVERWRITE_PAYLOAD),
             num_buckets=_int(options, NUM_BUCKETS, DEFAULT_NUM_BUCKETS),
             hash_fields=_fields(_text(options, BUCKET_HASH_FIELD)) or keys,
-            schema_on_read=_flag(options, SCHEMA_ON_READ, True),
+            schema_on_read=flag(options, SCHEMA_ON_READ, True),
             combine=_combine(options, operation),
+            bloom_filter=flag(options, BLOOM_FILTER, True),
             heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
             heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
             database=_text(options, DATABASE_NAME, "default") or "default",
@@ -263,8 +268,9 @@ def _merge_with_table(
         payload_class=_payload(config.payload_class or OVERWRITE_PAYLOAD),
         num_buckets=num_buckets,
         hash_fields=_fields(_text(options, BUCKET_HASH_FIELD) or config.get(BUCKET_HASH_FIELD)) or keys,
-        schema_on_read=_flag(options, SCHEMA_ON_READ, True),
+        schema_on_read=flag(options, SCHEMA_ON_READ, True),
         combine=_combine(options, operation),
+        bloom_filter=flag(options, BLOOM_FILTER, True),
         heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
         heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
         database=config.get("hoodie.database.name", "default") or "default",
@@ -273,10 +279,10 @@ def _merge_with_table(
 
 def _combine(options: Mapping[str, str], operation: Operation) -> bool:
     if operation is Operation.DELETE:
-        return _flag(options, COMBINE_BEFORE_DELETE, True)
+        return flag(options, COMBINE_BEFORE_DELETE, True)
     if operation is Operation.UPSERT:
-        return _flag(options, COMBINE_BEFORE_UPSERT, True)
-    return _flag(options, COMBINE_BEFORE_INSERT, False)
+        return flag(options, COMBINE_BEFORE_UPSERT, True)
+    return flag(options, COMBINE_BEFORE_INSERT, False)
 
 
 def _table_type(value: str) -> TableType:
@@ -323,9 +329,9 @@ def _reject_unsupported(options: Mapping[str, str]) -> None:
             f"{KEYGEN_CLASS}={keygen} is not supported; simple, complex and non-partitioned key generators are",
             feature="key-generator",
         )
-    if _flag(options, DROP_PARTITION_COLUMNS, False):
+    if flag(options, DROP_PARTITION_COLUMNS, False):
         raise UnsupportedFeatureError(f"{DROP_PARTITION_COLUMNS}=true is not supported", feature="drop-partition-columns")
-    if not _flag(options, POPULATE_META_FIELDS, True):
+    if not flag(options, POPULATE_META_FIELDS, True):
         raise UnsupportedFeatureError(f"{POPULATE_META_FIELDS}=false is not supported", feature="virtual-keys")
 
 

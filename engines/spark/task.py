@@ -329,6 +329,7 @@ class _GroupWriter:
             instant=plan.instant, write_token=self.task.write_token, data=merged,
             partition_id=self.task.partition_id, prev_commit=prev_commit, preserve_meta=True,
             parquet_options=parquet_options(merged.column_names, plan.options.record_key_fields),
+            bloom_filter=plan.options.bloom_filter,
         )
         before = state.base
         if before is not None and before.file_name != name:

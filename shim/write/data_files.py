@@ -135,6 +135,7 @@ def write_base_file(
     num_updates: int = 0,
     preserve_meta: bool = False,
     parquet_options: Mapping[str, Any] | None = None,
+    bloom_filter: bool = True,
 ) -> FileWrite:
     """Write one Parquet base file (meta columns added) and return its write stat.
 
@@ -142,6 +143,8 @@ def write_base_file(
     from an older file keep their commit time and sequence number, as Hudi's merge and compaction
     keep them); only `_hoodie_file_name` is set to the new file. `parquet_options` go to
     `pyarrow.parquet.write_table` (which columns get dictionaries and statistics, for example).
+    `bloom_filter` puts Hudi's record-key bloom filter into the footer, as Hudi does unless
+    `hoodie.parquet.bloom.filter.enabled` is false.
     """
     name = base_file_name(file_id, write_token, instant)
     if preserve_meta:
@@ -169,11 +172,14 @@ def write_base_file(
     table = full.replace_schema_metadata(metadata)
     # Hudi's bloom index and metadata table look keys up in a filter in every base file's footer.
     # It is hashed while the rows are encoded (both release the GIL); the footer is written last.
-    with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
-        bloom = pool.submit(dynamic_bloom_filter, keys.combine_chunks())
-        with pq.ParquetWriter(path, table.schema, **options) as writer:
-            writer.write_table(table)
-            writer.add_key_value_metadata({BLOOM_FILTER_KEY: bloom.result(), TYPE_CODE_KEY: DYNAMIC_V0})
+    if not bloom_filter:
+        pq.write_table(table, path, **options)
+    else:
+        with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
+            bloom = pool.submit(dynamic_bloom_filter, keys.combine_chunks())
+            with pq.ParquetWriter(path, table.schema, **options) as writer:
+                writer.write_table(table)
+                writer.add_key_value_metadata({BLOOM_FILTER_KEY: bloom.result(), TYPE_CODE_KEY: DYNAMIC_V0})
     return FileWrite(
         partition_path=partition_path,
         file_id=file_id,
