@@ -25,6 +25,11 @@ def read_file_schema(path: str) -> pa.Schema:
     return _footer(path)[1]
 
 
+def parquet_footer(path: str) -> pq.FileMetaData:
+    """The file's parsed footer (cached per file version)."""
+    return _footer(path)[0]
+
+
 def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema]:
     """The file's footer and Arrow schema, parsed once per file version (size and mtime)."""
     try:

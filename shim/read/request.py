@@ -14,6 +14,7 @@ from shim.filters import FilterLike, to_expr
 from shim.plan.partitions import partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
+from shim.read.key_lookup import pinned_keys
 from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.partition_fill import (
     PartitionFillingResolver,
@@ -71,6 +72,8 @@ class PlannedScan:
             row_filter=self.row_filter,
             slice_reader=slice_reader,
             extra_filter=self.commit_filter,
+            lookup_keys=pinned_keys(self.row_filter.expr if self.row_filter else None, self.table.config,
+                                    self.schemas.full_schema),
         )
         return scan_slices(context, self.slices)
 

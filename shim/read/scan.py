@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from shim.plan.slices import FileSlice
 from shim.read.base_files import read_file_schema, scan_parquet
 from shim.read.executor import Producer, run_parallel
+from shim.read.key_lookup import files_with_any
 from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
 
@@ -28,6 +29,9 @@ class ScanContext:
         row_filter: the bound filter, re-applied to every merged batch.
         slice_reader: reads one file slice that has log files (snapshot merge); None for
             read-optimized scans.
+        extra_filter: a further condition on rows (an incremental read's commit times).
+        lookup_keys: the record keys the filter pins rows to (base files whose bloom filter holds
+            none of them are not read), or None.
     """
 
     table_path: str
@@ -37,6 +41,7 @@ class ScanContext:
     row_filter: RowFilter | None = None
     slice_reader: Callable[[FileSlice], Iterator[pa.RecordBatch]] | None = None
     extra_filter: pc.Expression | None = field(default=None)
+    lookup_keys: frozenset[str] | None = None
 
 
 def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
@@ -58,7 +63,11 @@ def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordB
 
 def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa.RecordBatch]:
     def produce() -> Iterator[pa.RecordBatch]:
-        paths = [s.base_path(context.table_path) for s in group]
+        paths = [path for path in (s.base_path(context.table_path) for s in group) if path is not None]
+        if context.lookup_keys is not None:
+            paths = files_with_any(paths, context.lookup_keys)
+        if not paths:
+            return
         first = paths[0]
         assert first is not None and group[0].base_file is not None
         file_schema = read_file_schema(first)
@@ -69,7 +78,7 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
             path=first,
         )
         pushdown = context.row_filter.pushdown(plan.passthrough, context.read_schema) if context.row_filter else None
-        yield from scan_parquet([p for p in paths if p], file_schema, plan, pushdown)
+        yield from scan_parquet(paths, file_schema, plan, pushdown)
 
     return produce
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from shim.avro import arrow_to_avro_schema
+from shim.bloom import BLOOM_FILTER_KEY, DYNAMIC_V0, TYPE_CODE_KEY, dynamic_bloom_filter
 from shim.files import base_file_name, log_file_name, parse_log_file
 from shim.keygen import partition_paths, record_keys
 from shim.log.blocks import HeaderKey
@@ -21,7 +22,6 @@ from shim.log.writer import encode_avro_data_block, encode_delete_block, write_l
 from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.storage import join, list_names
-from shim.write.bloom import BLOOM_FILTER_KEY, DYNAMIC_V0, TYPE_CODE_KEY, dynamic_bloom_filter
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 

@@ -10,8 +10,8 @@ import pytest
 from writekit import data_files, write
 
 from engines.spark import compact
+from shim.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter
 from shim.errors import InvalidArgumentError
-from shim.write.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter
 
 OFF = {"hoodie.parquet.bloom.filter.enabled": "false"}
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}

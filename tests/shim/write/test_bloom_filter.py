@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from shim.write.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter, bit_size, dynamic_bloom_filter, num_hashes
+from shim.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter, bit_size, dynamic_bloom_filter, num_hashes
 
 
 def base_files(table) -> list[str]:
@@ -116,7 +116,7 @@ def test_sliced_and_large_string_keys_hash_their_own_bytes():
 
 
 def test_written_base_files_carry_the_filter_of_their_keys(tmp_path):
-    from shim.write.bloom import TYPE_CODE_KEY
+    from shim.bloom import TYPE_CODE_KEY
     from tests.tablekit import TinyTable
 
     table = TinyTable(tmp_path / "t", pa.schema([("id", pa.string()), ("ts", pa.int64())]))

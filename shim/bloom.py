@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,7 +146,7 @@ def _chained_murmur(keys: np.ndarray, hashes: int, vector_size: int) -> np.ndarr
 
 @dataclass(frozen=True)
 class DynamicBloomFilter:
-    """A parsed DYNAMIC_V0 filter (to test keys against)."""
+    """A parsed DYNAMIC_V0 filter, to test keys against (rows kept packed, 8 bits a byte)."""
 
     num_hashes: int
     vector_size: int
@@ -155,18 +156,35 @@ class DynamicBloomFilter:
 
     @classmethod
     def parse(cls, text: str | bytes) -> DynamicBloomFilter:
+        """Read a serialized filter (ValueError when it is not one)."""
         raw = base64.b64decode(text)
         version, hashes, hash_type, vector_size = struct.unpack_from(">iibi", raw, 0)
-        if version != _VERSION or hash_type != _MURMUR:
+        if version != _VERSION or hash_type != _MURMUR or vector_size <= 0 or hashes <= 0:
             raise ValueError(f"unsupported bloom filter (version {version}, hash type {hash_type})")
         num_entries, current, row_count = struct.unpack_from(">iii", raw, 13)
         offset, size, rows = 25, (vector_size + 7) // 8, []
         for _ in range(row_count):
             offset += 13
-            rows.append(np.unpackbits(np.frombuffer(raw, np.uint8, size, offset), bitorder="little")[:vector_size])
+            if offset + size > len(raw):
+                raise ValueError("bloom filter is truncated")
+            rows.append(np.frombuffer(raw, np.uint8, size, offset))
             offset += size
         return cls(hashes, vector_size, num_entries, current, tuple(rows))
 
+    @property
+    def nbytes(self) -> int:
+        return sum(row.nbytes for row in self.rows)
+
     def might_contain(self, key: str) -> bool:
-        bits = bit_positions(pa.array([key]), self.num_hashes, self.vector_size)[0]
-        return any(bool(row[bits].all()) for row in self.rows)
+        return self.might_contain_any([key])
+
+    def might_contain_any(self, keys: Sequence[str]) -> bool:
+        """False only when none of `keys` was added (a bloom filter has no false negatives)."""
+        if not keys:
+            return False
+        bits = bit_positions(pa.array(list(keys), pa.string()), self.num_hashes, self.vector_size)
+        for row in self.rows:
+            held = (row[bits >> 3] >> (bits & 7).astype(np.uint8)) & 1
+            if held.all(axis=1).any():
+                return True
+        return False
