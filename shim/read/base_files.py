@@ -116,8 +116,9 @@ def select_rows(batch: pa.RecordBatch, mask: pa.BooleanArray) -> pa.RecordBatch:
 def _without_validity(column: pa.Array) -> pa.Array:
     """`column` without its validity bitmap when it holds no nulls (flat types only)."""
     buffers = column.buffers()
-    flat = not (column.type.num_fields or pa.types.is_dictionary(column.type)
-                or isinstance(column.type, pa.ExtensionType))
+    kind = column.type
+    flat = not (kind.num_fields or pa.types.is_dictionary(kind) or isinstance(kind, pa.ExtensionType)
+                or pa.types.is_string_view(kind) or pa.types.is_binary_view(kind))
     if column.null_count or not flat or not buffers or buffers[0] is None:
         return column
     return pa.Array.from_buffers(column.type, len(column), [None, *buffers[1:]], offset=column.offset)

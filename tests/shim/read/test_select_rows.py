@@ -47,3 +47,9 @@ def test_sliced_columns_and_masks() -> None:
     sliced = batch.slice(2, 4)
     assert select_rows(sliced, long_mask.slice(3, 4)).equals(sliced.filter(long_mask.slice(3, 4)))
     assert select_rows(sliced, long_mask.slice(3, 4)).column("d").to_pylist() == [3.5, 5.5]
+
+
+def test_extension_columns_keep_their_type():
+    uuids = pa.record_batch({"u": pa.array([bytes([i]) * 16 for i in range(6)], pa.uuid())})
+    assert select_rows(uuids, MASK).equals(uuids.filter(MASK))
+    assert select_rows(uuids, MASK).column("u").type == pa.uuid()
