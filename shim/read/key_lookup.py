@@ -58,8 +58,8 @@ def _keys_of(term: Expr, key_column: str | None, schema: pa.Schema) -> frozenset
     field = schema.field(column.path[0]) if column.path[0] in schema.names else None
     if field is None or not _key_is_text_of(field.type):
         return None
-    if not all(isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
-        return None
+    if not all((isinstance(v, str) and v) or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
+        return None  # other literals, and empty text (key generators write no empty keys) pin nothing
     if pa.types.is_integer(field.type) and not all(isinstance(v, int) for v in values):
         return None
     return frozenset(str(v) for v in values)

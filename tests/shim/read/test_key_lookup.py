@@ -74,6 +74,8 @@ def test_arrow_filters_from_duckdb_look_up_too(cow, files_read):
 def test_no_key_in_any_file_reads_none(cow, files_read):
     assert shim.open_table(cow.path).read(filter="id = 'absent'").num_rows == 0
     assert files_read == []
+    assert shim.open_table(cow.path).read(filter="id = ''").num_rows == 0  # pins nothing: every file read
+    assert len(files_read) == 4
 
 
 def test_files_without_a_filter_are_read(tmp_path, files_read):
@@ -103,6 +105,7 @@ def config(**raw: str) -> TableConfig:
 @pytest.mark.parametrize(("where", "keys"), [
     ("id = 'a'", {"a"}), ("id IN ('a', 'b') AND id = 'b'", {"b"}), ("n = 7", None), ("id > 'a'", None),
     ("id != 'a'", None), ("id NOT IN ('a')", None), ("_hoodie_record_key = 'x:1'", {"x:1"}), ("v = 'a'", None),
+    ("id = ''", None), ("id IN ('a', '')", None),
 ])
 def test_pinned_keys(where, keys):
     schema = pa.schema([("_hoodie_record_key", pa.string()), ("id", pa.string()), ("n", pa.int32()),
