@@ -4,8 +4,8 @@ not read.
 Hudi writes a bloom filter of its record keys into every base file's footer. When a filter pins
 the record key to a few values (`_hoodie_record_key = 'k'`, or `id IN ('a', 'b')` on the single
 key field of a simple or non-partitioned key generator, text or integer typed, where the key is
-the value's text), a file whose filter holds none of them has no matching row. Used for files read
-as they are (no log records merged onto them); files without a filter are read.
+the value's text), a file whose filter holds none of them has no matching row: it is not read,
+and a merge-on-read slice built on it yields only its log records. Files without a filter are read.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import pyarrow as pa
 from shim.errors import CorruptFileError
 from shim.plan.slices import FileSlice
 from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
+from shim.read.key_lookup import files_with_any, pinned_keys
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
 from shim.read.slice_state import SliceMergeState, start_slice_merge
@@ -33,13 +34,24 @@ def merged_slice_reader(scan: PlannedScan) -> SliceReader:
     columns = scan.read_schema.names
     merge_columns = [c for c in scan.merge.columns if c not in columns]
 
+    lookup = pinned_keys(scan.row_filter.expr if scan.row_filter else None, scan.table.config,
+                         scan.schemas.full_schema)
+
     def read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
         key = (file_slice, scan.read_instant)
         state = cache.get(key)
-        if state is None:
+        if _base_ruled_out(file_slice):
+            # No row of the base file has a key asked for: only log records can match. Which of
+            # them stand does not depend on the base file's other keys.
+            yield from _log_rows(state or start_slice_merge(scan, file_slice).state(), file_slice)
+        elif state is None:
             yield from _first_read(file_slice, key)
         else:
             yield from _cached_read(file_slice, state)
+
+    def _base_ruled_out(file_slice: FileSlice) -> bool:
+        path = file_slice.base_path(scan.table.path)
+        return lookup is not None and path is not None and not files_with_any([path], lookup)
 
     def _base_plan(file_slice: FileSlice, wanted: list[str]) -> tuple[str, FilePlan]:
         path = file_slice.base_path(scan.table.path)

@@ -142,3 +142,50 @@ def test_real_tables_lookups_read_only_files_whose_filters_hold_the_key(shared_t
             skipped += len(filters) - len(files_read)
             files_read.clear()
     assert skipped > 0
+
+
+@pytest.fixture
+def bases_read(monkeypatch):
+    """Paths of base files read while merging slices with their logs."""
+    import shim.read.merged_slice as merged_module
+
+    read: list[str] = []
+    original = merged_module.iter_parquet_in_order
+
+    def spy(path, *args, **kwargs):
+        read.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(merged_module, "iter_parquet_in_order", spy)
+    return read
+
+
+@pytest.fixture
+def mor(tmp_path) -> TinyTable:
+    """Two file groups with logs: updates (one losing on event time), a log-only insert, a delete."""
+    table = TinyTable(tmp_path / "m", SCHEMA)  # event-time ordering on ts
+    one = table.base([{"id": f"a{i}", "ts": 5, "v": i} for i in range(20)], file_id="fg1-0")
+    two = table.base([{"id": f"b{i}", "ts": 5, "v": 100 + i} for i in range(20)], file_id="fg2-0")
+    table.log([{"id": "a1", "ts": 6, "v": -1}, {"id": "a2", "ts": 1, "v": -2}, {"id": "new", "ts": 1, "v": 999}],
+              file_id="fg1-0", base_instant=one)
+    table.log(deletes=["b3"], delete_ordering=[pa.array([9], pa.int64())], file_id="fg2-0", base_instant=two)
+    return table
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_merged_slices_skip_base_files_without_the_keys_and_give_the_merged_rows(mor, bases_read, warm):
+    table = shim.open_table(mor.path)
+    everything = table.read()
+    if warm:
+        table.read()  # merge states remembered: lookups take the remembered path
+    bases_read.clear()
+    keys = sorted(everything.column("id").to_pylist()) + ["b3", "absent"]
+    for key in keys:
+        got = table.read(filter=f"id = '{key}'").to_pylist()
+        assert got == everything.filter(pc.field("id") == key).to_pylist(), key
+    assert {r["id"]: r["v"] for r in table.read(filter="id IN ('a1', 'a2', 'new', 'b3')").to_pylist()} == {
+        "a1": -1, "a2": 2, "new": 999}
+    for key, groups in [("a5", ["fg1"]), ("b5", ["fg2"]), ("new", []), ("absent", []), ("a1", ["fg1"])]:
+        bases_read.clear()
+        table.read(filter=f"id = '{key}'")
+        assert [path.split("/")[-1][:3] for path in bases_read] == groups, key
