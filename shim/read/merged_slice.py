@@ -16,7 +16,7 @@ import pyarrow as pa
 from shim.errors import CorruptFileError
 from shim.plan.slices import FileSlice
 from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
-from shim.read.key_lookup import files_with_any, pinned_keys
+from shim.read.key_lookup import files_with_any
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
 from shim.read.slice_state import SliceMergeState, start_slice_merge
@@ -27,15 +27,13 @@ if TYPE_CHECKING:
 SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 
 
-def merged_slice_reader(scan: PlannedScan) -> SliceReader:
-    """A function reading one file slice (base + logs) as of the scan's read instant."""
+def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None) -> SliceReader:
+    """A function reading one file slice (base + logs) as of the scan's read instant; with
+    `lookup` (the record keys the filter pins), a base file ruled out by its bloom filter is not read."""
     assert scan.read_instant is not None and scan.merge is not None
     cache = scan.table.slice_cache
     columns = scan.read_schema.names
     merge_columns = [c for c in scan.merge.columns if c not in columns]
-
-    lookup = pinned_keys(scan.row_filter.expr if scan.row_filter else None, scan.table.config,
-                         scan.schemas.full_schema)
 
     def read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
         key = (file_slice, scan.read_instant)

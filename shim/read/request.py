@@ -61,9 +61,11 @@ class PlannedScan:
         """Stream the rows."""
         from shim.read.merged_slice import merged_slice_reader
 
+        lookup = pinned_keys(self.row_filter.expr if self.row_filter else None, self.table.config,
+                             self.schemas.full_schema)
         slice_reader = None
         if self.mode == "snapshot" and any(s.has_logs for s in self.slices):
-            slice_reader = merged_slice_reader(self)
+            slice_reader = merged_slice_reader(self, lookup)
         context = ScanContext(
             table_path=self.table.path,
             read_schema=self.read_schema,
@@ -72,8 +74,7 @@ class PlannedScan:
             row_filter=self.row_filter,
             slice_reader=slice_reader,
             extra_filter=self.commit_filter,
-            lookup_keys=pinned_keys(self.row_filter.expr if self.row_filter else None, self.table.config,
-                                    self.schemas.full_schema),
+            lookup_keys=lookup,
         )
         return scan_slices(context, self.slices)
 

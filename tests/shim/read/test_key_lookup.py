@@ -17,18 +17,23 @@ from tests.tablekit import TinyTable
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
 
 
+def spy_on(monkeypatch, module, name: str) -> list[str]:
+    """The paths passed to `module.name` (a reader of base files) from now on."""
+    seen: list[str] = []
+    original = getattr(module, name)
+
+    def spy(paths, *args, **kwargs):
+        seen.extend([paths] if isinstance(paths, str) else paths)
+        return original(paths, *args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
 @pytest.fixture
 def files_read(monkeypatch):
     """Paths of every base file read without merging (in this process)."""
-    read: list[str] = []
-    original = scan_module.scan_parquet
-
-    def spy(paths, *args, **kwargs):
-        read.extend(paths)
-        return original(paths, *args, **kwargs)
-
-    monkeypatch.setattr(scan_module, "scan_parquet", spy)
-    return read
+    return spy_on(monkeypatch, scan_module, "scan_parquet")
 
 
 @pytest.fixture
@@ -149,15 +154,7 @@ def bases_read(monkeypatch):
     """Paths of base files read while merging slices with their logs."""
     import shim.read.merged_slice as merged_module
 
-    read: list[str] = []
-    original = merged_module.iter_parquet_in_order
-
-    def spy(path, *args, **kwargs):
-        read.append(path)
-        return original(path, *args, **kwargs)
-
-    monkeypatch.setattr(merged_module, "iter_parquet_in_order", spy)
-    return read
+    return spy_on(monkeypatch, merged_module, "iter_parquet_in_order")
 
 
 @pytest.fixture
