@@ -85,10 +85,10 @@ def _rows_of(count: int, num_entries: int, max_entries: int) -> tuple[np.ndarray
 def bit_positions(keys: pa.Array, hashes: int, vector_size: int) -> np.ndarray:
     """For each key, the `hashes` bits it sets: an (n, hashes) array."""
     keys = keys.cast(pa.string()) if keys.type != pa.string() else keys
-    keys = pa.concat_arrays([keys]) if keys.offset else keys  # buffers start at the first key
     if keys.null_count:
         raise ValueError("record keys must not be null")
-    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int32, count=len(keys) + 1)
+    # A slice's offsets start `keys.offset` entries in; they point into the whole data buffer.
+    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int32, count=len(keys) + 1, offset=keys.offset * 4)
     data = np.frombuffer(keys.buffers()[2], dtype=np.uint8) if keys.buffers()[2] is not None else \
         np.zeros(0, np.uint8)
     lengths = np.diff(offsets)
