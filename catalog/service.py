@@ -163,4 +163,4 @@ class Catalog:
             )
         table = self.table(name)
         return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of,
-                          dictionary_partitions=request.dictionary_partitions)
+                          dictionary_partitions=request.dictionary_partitions, limit=request.limit)

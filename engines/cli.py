@@ -97,23 +97,12 @@ def _emit(result: pa.Table, args: argparse.Namespace) -> None:
 def _scan(args: argparse.Namespace) -> int:
     table = shim.open_table(args.path)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
-    reader = table.scan(
-        mode=args.mode, columns=columns, filter=args.filter, as_of=args.as_of, include_meta=args.include_meta
+    result = table.read(
+        mode=args.mode, columns=columns, filter=args.filter, as_of=args.as_of, include_meta=args.include_meta,
+        limit=args.limit,
     )
-    result = reader.read_all() if args.limit is None else _head(reader, args.limit)
     _emit(result, args)
     return 0
-
-
-def _head(reader: pa.RecordBatchReader, limit: int) -> pa.Table:
-    batches, rows = [], 0
-    for batch in reader:
-        batches.append(batch.slice(0, limit - rows))
-        rows += batches[-1].num_rows
-        if rows >= limit:
-            break
-    reader.close()
-    return pa.Table.from_batches(batches, schema=reader.schema)
 
 
 def _inspect(args: argparse.Namespace) -> int:

@@ -125,6 +125,7 @@ class Table:
         as_of: str | None = None,
         include_meta: bool = False,
         dictionary_partitions: bool = False,
+        limit: int | None = None,
     ) -> pa.RecordBatchReader:
         """Stream the table's rows.
 
@@ -138,10 +139,12 @@ class Table:
             include_meta: prepend Hudi's meta columns when `columns` is not given.
             dictionary_partitions: return partition columns dictionary-encoded (their values repeat
                 per partition: cheaper to build, send and ingest; DuckDB sees VARCHAR).
+            limit: at most this many rows (a few rows are read in small batches, one file after
+                another, so a preview reads little).
         """
         return build_scan(
             self, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
-            dictionary_partitions=dictionary_partitions,
+            dictionary_partitions=dictionary_partitions, limit=limit,
         ).reader()
 
     def read(
@@ -152,9 +155,10 @@ class Table:
         as_of: str | None = None,
         include_meta: bool = False,
         dictionary_partitions: bool = False,
+        limit: int | None = None,
     ) -> pa.Table:
         """Like `scan`, collected into a `pyarrow.Table`."""
-        return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions).read_all()
+        return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
 
     def incremental(
         self,

@@ -62,7 +62,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
         merge = start_slice_merge(scan, file_slice)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
-            for _, batch in iter_parquet_in_order(path, plan):
+            for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
                 keep = merge.keep(batch, scan, path)
                 if keep is not None:
                     batch = select_rows(batch, pa.array(keep))
@@ -76,7 +76,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns)
             offset = 0
-            for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep):
+            for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep, batch_size=scan.batch_size):
                 offset += rows
                 if batch.num_rows:
                     yield batch

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -14,6 +14,7 @@ from shim.filters import FilterLike, to_expr
 from shim.plan.partitions import partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
+from shim.read.base_files import BATCH_SIZE
 from shim.read.key_lookup import pinned_keys
 from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.partition_fill import (
@@ -52,6 +53,12 @@ class PlannedScan:
     slices: list[FileSlice]
     commit_filter: pc.Expression | None
     resolver: SchemaResolver
+    limit: int | None = None
+
+    @property
+    def batch_size(self) -> int:
+        """Rows per batch read from a file: fewer when only a few rows are wanted."""
+        return BATCH_SIZE if self.limit is None else max(MIN_LIMITED_BATCH, min(BATCH_SIZE, self.limit))
 
     @property
     def data_schema(self) -> pa.Schema:
@@ -75,8 +82,14 @@ class PlannedScan:
             slice_reader=slice_reader,
             extra_filter=self.commit_filter,
             lookup_keys=lookup,
+            batch_size=self.batch_size,
+            # A few rows: files one after another, so no file is read that is not needed.
+            workers=1 if self.limit is not None and self.limit <= BATCH_SIZE else None,
         )
-        return scan_slices(context, self.slices)
+        if self.limit == 0:
+            return pa.RecordBatchReader.from_batches(self.output_schema, iter(()))
+        reader = scan_slices(context, self.slices)
+        return reader if self.limit is None else _first_rows(reader, self.limit)
 
 
 def build_scan(
@@ -90,11 +103,15 @@ def build_scan(
     commit_range: tuple[str, str | None] | None = None,
     plan_files: bool = True,
     dictionary_partitions: bool = False,
+    limit: int | None = None,
 ) -> PlannedScan:
     """Check the request against the table and plan the file slices to read.
 
-    With `dictionary_partitions`, top-level partition columns are returned dictionary-encoded.
+    With `dictionary_partitions`, top-level partition columns are returned dictionary-encoded;
+    with `limit`, the scan stops after that many rows.
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InvalidArgumentError(f"limit must be a whole number of rows, 0 or more; got {limit!r}")
     scan_mode = _MODES.get(str(mode).lower())
     if scan_mode is None:
         raise InvalidArgumentError(f"unknown scan mode {mode!r}; use 'snapshot' or 'read_optimized'")
@@ -145,6 +162,7 @@ def build_scan(
         slices=slices,
         commit_filter=commit_filter,
         resolver=resolver,
+        limit=limit,
     )
 
 
@@ -214,3 +232,23 @@ def _partition_values(table: Table, schemas: TableSchemas, partition: str) -> Pa
     schemas.partition_values[partition] = found
     return found
 
+
+
+MIN_LIMITED_BATCH = 1024
+"""Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""
+
+
+def _first_rows(reader: pa.RecordBatchReader, limit: int) -> pa.RecordBatchReader:
+    """`reader` cut after `limit` rows; the scan behind it stops there."""
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        taken = 0
+        with reader:
+            for batch in reader:
+                batch = batch.slice(0, limit - taken)
+                taken += batch.num_rows
+                yield batch
+                if taken >= limit:
+                    return
+
+    return pa.RecordBatchReader.from_batches(reader.schema, rows())

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim.plan.slices import FileSlice
-from shim.read.base_files import read_file_schema, scan_parquet
+from shim.read.base_files import BATCH_SIZE, read_file_schema, scan_parquet
 from shim.read.executor import Producer, run_parallel
 from shim.read.key_lookup import files_with_any
 from shim.read.plan import SchemaResolver
@@ -32,6 +32,8 @@ class ScanContext:
         extra_filter: a further condition on rows (an incremental read's commit times).
         lookup_keys: the record keys the filter pins rows to (base files whose bloom filter holds
             none of them are not read), or None.
+        batch_size: rows per batch read from a base file.
+        workers: file slices read at once (default: one per core).
     """
 
     table_path: str
@@ -42,6 +44,8 @@ class ScanContext:
     slice_reader: Callable[[FileSlice], Iterator[pa.RecordBatch]] | None = None
     extra_filter: pc.Expression | None = field(default=None)
     lookup_keys: frozenset[str] | None = None
+    batch_size: int = BATCH_SIZE
+    workers: int | None = None
 
 
 def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
@@ -58,7 +62,7 @@ def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordB
     # Merges are CPU-heavy Python work and plain scans are multi-threaded inside Arrow: start
     # merges first so both kinds overlap.
     producers.extend(plain_producers)
-    return pa.RecordBatchReader.from_batches(context.output_schema, _finish(context, run_parallel(producers)))
+    return pa.RecordBatchReader.from_batches(context.output_schema, _finish(context, run_parallel(producers, context.workers)))
 
 
 def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa.RecordBatch]:
@@ -78,7 +82,7 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
             path=first,
         )
         pushdown = context.row_filter.pushdown(plan.passthrough, context.read_schema) if context.row_filter else None
-        yield from scan_parquet(paths, file_schema, plan, pushdown)
+        yield from scan_parquet(paths, file_schema, plan, pushdown, batch_size=context.batch_size)
 
     return produce
 

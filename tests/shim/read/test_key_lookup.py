@@ -12,22 +12,10 @@ import shim.read.scan as scan_module
 from shim.filters import parse_filter
 from shim.properties import TableConfig
 from shim.read.key_lookup import pinned_keys
+from tests.spies import spy_on
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
-
-
-def spy_on(monkeypatch, module, name: str) -> list[str]:
-    """The paths passed to `module.name` (a reader of base files) from now on."""
-    seen: list[str] = []
-    original = getattr(module, name)
-
-    def spy(paths, *args, **kwargs):
-        seen.extend([paths] if isinstance(paths, str) else paths)
-        return original(paths, *args, **kwargs)
-
-    monkeypatch.setattr(module, name, spy)
-    return seen
 
 
 @pytest.fixture

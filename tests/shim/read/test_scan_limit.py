@@ -1,0 +1,72 @@
+"""Scans with a row limit: the first rows of the scan, read in small batches from as few files as
+the limit needs."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import shim
+import shim.read.merged_slice as merged_module
+import shim.read.scan as scan_module
+from shim.errors import InvalidArgumentError
+from tests.spies import spy_on
+from tests.tablekit import TinyTable
+
+SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
+
+
+@pytest.fixture
+def cow(tmp_path) -> TinyTable:
+    table = TinyTable(tmp_path / "t", SCHEMA, mor=False)
+    for group in range(3):
+        table.base([{"id": f"k{group}-{i}", "ts": 1, "v": group * 10_000 + i} for i in range(3_000)],
+                   file_id=f"fg{group}-0")
+    return table
+
+
+def rows(result: pa.Table) -> set[tuple]:
+    return set(zip(*(result.column(n).to_pylist() for n in result.column_names), strict=True))
+
+
+@pytest.mark.parametrize("limit", [1, 7, 1024, 2_999, 3_001, 9_000, 20_000])
+def test_limited_reads_give_that_many_rows_of_the_table(cow, limit):
+    table = shim.open_table(cow.path)
+    everything = rows(table.read())
+    limited = table.read(limit=limit)
+    assert limited.num_rows == min(limit, 9_000) and limited.schema == table.read().schema
+    assert rows(limited) <= everything and len(rows(limited)) == limited.num_rows
+
+
+def test_a_small_limit_reads_one_file_in_small_batches(cow, monkeypatch):
+    files = spy_on(monkeypatch, scan_module, "scan_parquet")
+    table = shim.open_table(cow.path)
+    reader = table.scan(limit=10)
+    batches = list(reader)
+    assert sum(b.num_rows for b in batches) == 10 and len(files) == 1
+
+
+def test_limit_zero_reads_nothing(cow, monkeypatch):
+    files = spy_on(monkeypatch, scan_module, "scan_parquet")
+    result = shim.open_table(cow.path).read(columns=["id"], limit=0)
+    assert result.num_rows == 0 and result.column_names == ["id"] and files == []
+
+
+@pytest.mark.parametrize("limit", [-1, "3", 2.5, True])
+def test_bad_limits_are_refused(cow, limit):
+    with pytest.raises(InvalidArgumentError, match="limit must be a whole number"):
+        shim.open_table(cow.path).read(limit=limit)
+
+
+def test_limited_snapshot_rows_are_merged_rows(tmp_path, monkeypatch):
+    table = TinyTable(tmp_path / "m", SCHEMA)
+    base = table.base([{"id": f"a{i}", "ts": 1, "v": i} for i in range(5_000)])
+    table.log([{"id": f"a{i}", "ts": 2, "v": -i} for i in range(0, 5_000, 2)] + [{"id": "new", "ts": 1, "v": 7}],
+              base_instant=base)
+    opened = shim.open_table(table.path)
+    merged = rows(opened.read())
+    for limit in (5, 2_600, 6_000):
+        limited = opened.read(limit=limit)
+        assert limited.num_rows == min(limit, 5_001) and rows(limited) <= merged
+    bases = spy_on(monkeypatch, merged_module, "iter_parquet_in_order")
+    assert opened.read(limit=3).num_rows == 3 and len(bases) == 1
