@@ -52,12 +52,18 @@ def scan_parquet(
     pushdown: pc.Expression | None,
     *,
     batch_size: int = BATCH_SIZE,
+    ahead: bool = True,
 ) -> Iterator[pa.RecordBatch]:
     """Batches of `paths` (all written with `file_schema`), mapped through `plan`.
 
-    `pushdown` must reference file columns; it prunes row groups by statistics and filters rows,
-    so it may only hold conditions the caller re-checks or that are exact on the file's values.
+    `pushdown` must reference file columns; it filters rows (and with `ahead`, prunes row groups
+    by statistics), so it may only hold conditions the caller re-checks or that are exact on the
+    file's values. With `ahead` (for whole scans), files and batches are read ahead on Arrow's
+    threads; without (for a few rows), one batch at a time, the first one soonest.
     """
+    if not ahead:
+        yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size)
+        return
     dataset = ds.FileSystemDataset.from_paths(
         list(paths), schema=file_schema, format=_PARQUET, filesystem=_LOCAL_FS
     )
@@ -81,13 +87,23 @@ def scan_parquet(
         ) from exc
 
 
+def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None,
+                              batch_size: int) -> Iterator[pa.RecordBatch]:
+    for path in paths:
+        for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, before_plan=pushdown):
+            if batch.num_rows:
+                yield batch
+
+
 def iter_parquet_in_order(
-    path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE
+    path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE,
+    before_plan: pc.Expression | None = None,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The rows of one Parquet file, in file order, mapped through `plan`: (rows read, batch).
 
-    `keep`, when given, says which of the file's rows to keep (by position); they are dropped
-    before the plan runs, so conversions only touch the rows kept.
+    `keep`, when given, says which of the file's rows to keep (by position); `before_plan`, a
+    filter on the file's own columns. Rows are dropped before the plan runs, so conversions only
+    touch the rows kept.
     """
     try:
         parquet = pq.ParquetFile(path, metadata=_footer(path)[0])
@@ -98,6 +114,8 @@ def iter_parquet_in_order(
             rows = batch.num_rows
             if keep is not None:
                 batch = select_rows(batch, keep.slice(offset, rows))
+            if before_plan is not None:
+                batch = batch.filter(before_plan)
             offset += rows
             yield rows, plan.apply(batch)
     except (OSError, pa.ArrowInvalid) as exc:

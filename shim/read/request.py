@@ -83,8 +83,7 @@ class PlannedScan:
             extra_filter=self.commit_filter,
             lookup_keys=lookup,
             batch_size=self.batch_size,
-            # A few rows: files one after another, so no file is read that is not needed.
-            workers=1 if self.limit is not None and self.limit <= BATCH_SIZE else None,
+            preview=self.limit is not None and self.limit <= BATCH_SIZE,
         )
         if self.limit == 0:
             return pa.RecordBatchReader.from_batches(self.output_schema, iter(()))

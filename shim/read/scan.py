@@ -33,7 +33,8 @@ class ScanContext:
         lookup_keys: the record keys the filter pins rows to (base files whose bloom filter holds
             none of them are not read), or None.
         batch_size: rows per batch read from a base file.
-        workers: file slices read at once (default: one per core).
+        preview: only a few rows are wanted: file slices are read one after another, one batch at
+            a time (no read-ahead), so the first rows come soonest and little is read past them.
     """
 
     table_path: str
@@ -45,7 +46,7 @@ class ScanContext:
     extra_filter: pc.Expression | None = field(default=None)
     lookup_keys: frozenset[str] | None = None
     batch_size: int = BATCH_SIZE
-    workers: int | None = None
+    preview: bool = False
 
 
 def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
@@ -62,7 +63,7 @@ def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordB
     # Merges are CPU-heavy Python work and plain scans are multi-threaded inside Arrow: start
     # merges first so both kinds overlap.
     producers.extend(plain_producers)
-    return pa.RecordBatchReader.from_batches(context.output_schema, _finish(context, run_parallel(producers, context.workers)))
+    return pa.RecordBatchReader.from_batches(context.output_schema, _finish(context, run_parallel(producers, 1 if context.preview else None)))
 
 
 def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa.RecordBatch]:
@@ -82,7 +83,8 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
             path=first,
         )
         pushdown = context.row_filter.pushdown(plan.passthrough, context.read_schema) if context.row_filter else None
-        yield from scan_parquet(paths, file_schema, plan, pushdown, batch_size=context.batch_size)
+        yield from scan_parquet(paths, file_schema, plan, pushdown, batch_size=context.batch_size,
+                                ahead=not context.preview)
 
     return produce
 

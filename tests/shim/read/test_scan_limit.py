@@ -70,3 +70,10 @@ def test_limited_snapshot_rows_are_merged_rows(tmp_path, monkeypatch):
         assert limited.num_rows == min(limit, 5_001) and rows(limited) <= merged
     bases = spy_on(monkeypatch, merged_module, "iter_parquet_in_order")
     assert opened.read(limit=3).num_rows == 3 and len(bases) == 1
+
+
+def test_limited_reads_apply_the_filter(cow):
+    table = shim.open_table(cow.path)
+    limited = table.read(filter="v >= 10000 AND v < 10003", limit=2)
+    assert limited.num_rows == 2 and set(limited.column("v").to_pylist()) <= {10000, 10001, 10002}
+    assert table.read(filter="v >= 20000", limit=5_000).num_rows == 3_000
