@@ -60,10 +60,14 @@ def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordB
             # One plan per group: files of one commit in one partition share schema and path values.
             plain[(file_slice.base_file.instant_time, file_slice.partition_path)].append(file_slice)
     plain_producers = [_plain_producer(context, group) for _, group in sorted(plain.items())]
-    # Merges are CPU-heavy Python work and plain scans are multi-threaded inside Arrow: start
-    # merges first so both kinds overlap.
-    producers.extend(plain_producers)
-    return pa.RecordBatchReader.from_batches(context.output_schema, _finish(context, run_parallel(producers, 1 if context.preview else None)))
+    if context.preview:
+        # A few rows: files that need no merging first, one producer at a time.
+        batches = run_parallel(plain_producers + producers, workers=1)
+    else:
+        # Merges are CPU-heavy Python work and plain scans are multi-threaded inside Arrow: start
+        # merges first so both kinds overlap.
+        batches = run_parallel(producers + plain_producers)
+    return pa.RecordBatchReader.from_batches(context.output_schema, _finish(context, batches))
 
 
 def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa.RecordBatch]:

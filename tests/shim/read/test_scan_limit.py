@@ -77,3 +77,13 @@ def test_limited_reads_apply_the_filter(cow):
     limited = table.read(filter="v >= 10000 AND v < 10003", limit=2)
     assert limited.num_rows == 2 and set(limited.column("v").to_pylist()) <= {10000, 10001, 10002}
     assert table.read(filter="v >= 20000", limit=5_000).num_rows == 3_000
+
+
+def test_previews_read_slices_without_logs_before_merging_any(tmp_path, monkeypatch):
+    table = TinyTable(tmp_path / "m", SCHEMA)
+    merged = table.base([{"id": f"a{i}", "ts": 1, "v": i} for i in range(100)], file_id="fg1-0")
+    table.log([{"id": "a1", "ts": 2, "v": -1}], file_id="fg1-0", base_instant=merged)
+    table.base([{"id": f"b{i}", "ts": 1, "v": 1000 + i} for i in range(100)], file_id="fg2-0")
+    bases = spy_on(monkeypatch, merged_module, "iter_parquet_in_order")
+    preview = shim.open_table(table.path).read(limit=50)
+    assert preview.num_rows == 50 and min(preview.column("v").to_pylist()) >= 1000 and bases == []
