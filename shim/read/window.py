@@ -76,8 +76,9 @@ def incremental_window(table: Table, commit_range: tuple[str, str | None]) -> In
     if archived:
         _check_full_scan_possible(table, timeline, begin, finish, by_completion, read_instant)
     groups: set[tuple[str, str]] = set()
-    for instant in chosen if not archived else ():
-        groups |= timeline.commit_metadata(instant).touched_file_groups()
+    if not archived:
+        for instant in chosen:
+            groups |= timeline.commit_metadata(instant).touched_file_groups()
     if by_completion:
         row_filter = pc.field(COMMIT_TIME).isin(times)
     else:
