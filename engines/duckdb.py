@@ -29,6 +29,7 @@ from shim.errors import ColumnNotFoundError, HudiShimError, InvalidFilterError
 from shim.filters import Expr, bind, parse_filter
 from shim.filters.substrait import conjuncts_from_substrait
 from shim.read.request import ScanMode, with_dictionary_partitions
+from shim.timeline.instant import normalize_instant
 
 try:
     import duckdb
@@ -62,6 +63,7 @@ def connect(
     connection: duckdb.DuckDBPyConnection | None = None,
     *,
     token: str | None = None,
+    as_of: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with a view per table and mode (`<table>`, `<table>_ro`).
 
@@ -70,17 +72,21 @@ def connect(
         connection: register the views on this connection instead of a new in-memory one (or again,
             after tables changed shape or new ones appeared).
         token: the server's bearer token (URL only).
+        as_of: every view reads its table as of this instant, schema included (time travel:
+            `yyyyMMddHHmmssSSS` or `yyyy-MM-dd[ HH:mm:ss]`); tables with no commit by then are left out.
     """
+    if as_of is not None:
+        normalize_instant(as_of)  # a malformed instant is an error here, not a warning per table
     source: Source
     if warehouse_or_url.startswith(("http://", "https://")):
         from engines.http import ShimClient
 
-        source = RemoteSource(ShimClient(warehouse_or_url, token=token))
+        source = RemoteSource(ShimClient(warehouse_or_url, token=token), as_of)
     else:
         from catalog.service import Catalog
         from catalog.settings import MEMORY, Settings
 
-        source = LocalSource(Catalog(Settings(warehouse=warehouse_or_url, catalog_db=MEMORY)))
+        source = LocalSource(Catalog(Settings(warehouse=warehouse_or_url, catalog_db=MEMORY)), as_of)
     con = connection if connection is not None else duckdb.connect()
     register_tables(con, source)
     return con
@@ -159,14 +165,15 @@ class ShimDataset(ds.UnionDataset):
 class LocalSource:
     """Tables of an in-process catalog."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, as_of: str | None = None) -> None:
         self.catalog = catalog
+        self.as_of = as_of
 
     def tables(self) -> list[str]:
         return self.catalog.names()
 
     def schema(self, name: str) -> pa.Schema:
-        return self.catalog.table(name).schema()
+        return self.catalog.table(name).schema(self.as_of)
 
     def partition_fields(self, name: str) -> list[str]:
         return list(self.catalog.table(name).config.partition_fields)
@@ -174,20 +181,22 @@ class LocalSource:
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader:
         # The shim translates Arrow filters it has counterparts for, pruning and pushing them down.
-        return self.catalog.table(name).scan(mode=mode, columns=columns, filter=filter, dictionary_partitions=True)
+        return self.catalog.table(name).scan(mode=mode, columns=columns, filter=filter, as_of=self.as_of,
+                                             dictionary_partitions=True)
 
 
 class RemoteSource:
     """Tables of a hudi-shim server."""
 
-    def __init__(self, client: ShimClient) -> None:
+    def __init__(self, client: ShimClient, as_of: str | None = None) -> None:
         self.client = client
+        self.as_of = as_of
 
     def tables(self) -> list[str]:
         return self.client.tables()
 
     def schema(self, name: str) -> pa.Schema:
-        return self.client.schema(name)
+        return self.client.schema(name, self.as_of)
 
     def partition_fields(self, name: str) -> list[str]:
         return list(self.client.table(name)["partition_fields"])
@@ -201,9 +210,11 @@ class RemoteSource:
             residual = None if complete else filter
         text = " AND ".join(f"({expr})" for expr in pushed) or None
         if residual is None:
-            return self.client.scan_batches(name, mode=mode, columns=columns, filter=text, dictionary_partitions=True)
+            return self.client.scan_batches(name, mode=mode, columns=columns, filter=text, as_of=self.as_of,
+                                            dictionary_partitions=True)
         needed = columns + [c for c in referenced_columns(residual, schema) if c not in columns]
-        reader = self.client.scan_batches(name, mode=mode, columns=needed, filter=text, dictionary_partitions=True)
+        reader = self.client.scan_batches(name, mode=mode, columns=needed, filter=text, as_of=self.as_of,
+                                          dictionary_partitions=True)
         output = pa.schema([schema.field(c) for c in columns])
         return pa.RecordBatchReader.from_batches(output, _filtered(reader, residual, columns))
 

@@ -15,6 +15,7 @@ from catalog.settings import Settings
 from engines.cli import main
 from engines.duckdb import RemoteSource, connect, split_filter
 from engines.http import ShimClient
+from shim.errors import HudiShimError
 from tests.catalog.servekit import TRIPS_RO_ROWS, TRIPS_ROWS, build_warehouse, live_server
 
 TOKEN = "duck-token"
@@ -246,3 +247,26 @@ def test_count_star_and_partition_only_queries_count_rows(tmp_path):
     assert con.execute("SELECT count(*) FROM trips").fetchone() == (2,)
     assert con.execute("SELECT count(*) FROM trips_ro").fetchone() == (2,)
     assert con.execute("SELECT city, count(*) FROM trips GROUP BY city").fetchall() == [("sf", 2)]
+
+
+@pytest.mark.parametrize("where", ["local", "http"])
+def test_views_as_of_an_instant_read_that_version_and_its_schema(warehouse, where, request):
+    source = str(warehouse.root) if where == "local" else request.getfixturevalue("server").url
+    con = connect(source, token=TOKEN if where == "http" else None, as_of=warehouse.trips_first)
+    assert [d[0] for d in con.execute("SELECT * FROM trips").description] == ["id", "ts", "city", "fare", "note"]
+    assert rows(con, "SELECT id, fare, note FROM trips ORDER BY id") == [
+        {"id": "a", "fare": 5.0, "note": "x"}, {"id": "c", "fare": 1.0, "note": "y"}]
+    views = {r[0] for r in con.execute("SHOW TABLES").fetchall()}
+    # `events` was first written after that instant: it has no version to show then.
+    assert "trips_ro" in views and "events" not in views
+
+
+def test_a_malformed_as_of_is_an_error(warehouse):
+    with pytest.raises(HudiShimError, match="yesterday"):
+        connect(str(warehouse.root), as_of="yesterday")
+
+
+def test_cli_sql_as_of(warehouse, capsysbinary):
+    assert main(["sql", "--warehouse", str(warehouse.root), "--as-of", warehouse.trips_first, "--format", "csv",
+                 "SELECT count(*) AS n FROM trips"]) == 0
+    assert capsysbinary.readouterr().out.decode().splitlines()[-1] == "2"
