@@ -56,15 +56,18 @@ def dynamic_bloom_filter(keys: pa.Array, *, num_entries: int = NUM_ENTRIES, fpp:
     hashes = num_hashes(vector_size, num_entries)
     rows, current = _rows_of(len(keys), num_entries, max_entries)
     row_count = int(rows.max()) + 1 if len(rows) else 1
-    bits = np.zeros(row_count * vector_size, dtype=bool)
+    bits = np.zeros((row_count, vector_size), dtype=bool)
     # A chunk of keys at a time, so the hashing's working arrays stay in the CPU cache.
     for start in range(0, len(keys), _CHUNK):
-        positions = bit_positions(keys.slice(start, _CHUNK), hashes, vector_size).astype(np.int64)
-        positions += (rows[start:start + _CHUNK] * vector_size)[:, None]
-        bits[positions.ravel()] = True
+        positions = bit_positions(keys.slice(start, _CHUNK), hashes, vector_size)
+        chunk_rows = rows[start:start + _CHUNK]
+        if chunk_rows[0] == chunk_rows[-1] and (chunk_rows == chunk_rows[0]).all():
+            bits[chunk_rows[0]][positions.ravel()] = True
+        else:
+            bits[chunk_rows[:, None], positions] = True
     header = struct.pack(">iibi", _VERSION, hashes, _MURMUR, vector_size)
     parts = [header, struct.pack(">iii", num_entries, current, row_count)]
-    for row in bits.reshape(row_count, vector_size):
+    for row in bits:
         parts += [header, np.packbits(row, bitorder="little").tobytes()]
     return base64.b64encode(b"".join(parts)).decode("ascii")
 
@@ -94,6 +97,11 @@ def bit_positions(keys: pa.Array, hashes: int, vector_size: int) -> np.ndarray:
     lengths = np.diff(offsets)
     if len(keys) and lengths.min() == 0:
         raise ValueError("record keys must not be empty")
+    if len(keys) and lengths.min() == lengths.max():
+        # Keys of one length (the usual case) are rows of the data buffer as it is.
+        length = int(lengths[0])
+        matrix = data[offsets[0]:offsets[0] + len(keys) * length].reshape(len(keys), length)
+        return _chained_murmur(matrix, hashes, vector_size)
     out = np.empty((len(keys), hashes), dtype=np.uint32)
     for length in np.unique(lengths):
         chosen = np.flatnonzero(lengths == length)
@@ -125,6 +133,7 @@ def _chained_murmur(keys: np.ndarray, hashes: int, vector_size: int) -> np.ndarr
             tail ^= (signed[:, i] << (8 * (left - 1 - i))).astype(np.uint32)
         out = np.empty((hashes, count), dtype=np.uint32)
         h = np.empty(count, dtype=np.uint32)
+        quotient = np.empty(count, dtype=np.uint32)
         seed = np.zeros(count, dtype=np.uint32)
         for round_ in range(hashes):
             np.bitwise_xor(seed, np.uint32(length), out=h)
@@ -140,7 +149,11 @@ def _chained_murmur(keys: np.ndarray, hashes: int, vector_size: int) -> np.ndarr
             seed[:] = h
             # Java's Math.abs(value % size) on the signed value is |value| % size; the absolute
             # value of -2**31 wraps to itself, whose unsigned reading is the right magnitude.
-            np.remainder(np.abs(h.view(np.int32)).view(np.uint32), size, out=out[round_])
+            # (Division by a constant is fast in numpy, remainder is not: a - (a // size) * size.)
+            magnitude = np.abs(h.view(np.int32)).view(np.uint32)
+            np.floor_divide(magnitude, size, out=quotient)
+            quotient *= size
+            np.subtract(magnitude, quotient, out=out[round_])
     return out.T
 
 
