@@ -57,12 +57,15 @@ class PlannedScan:
 
     @property
     def batch_size(self) -> int:
-        """Rows per batch read from a file: about `BATCH_BYTES` of the columns read (more rows when
-        they are narrow, never fewer than `BATCH_SIZE`), fewer when only a few rows are wanted."""
+        """Rows per batch read from a file: `BATCH_SIZE`; more when every column read has a fixed
+        width (about `BATCH_BYTES` of them), fewer when only a few rows are wanted."""
         if self.limit is not None:
             return max(MIN_LIMITED_BATCH, min(BATCH_SIZE, self.limit))
-        width = sum(_estimated_width(field.type) for field in self.read_schema) or 1
-        return max(BATCH_SIZE, min(MAX_BATCH_ROWS, BATCH_BYTES // width))
+        partition_fields = set(self.table.config.partition_fields)  # mostly filled from paths: small
+        widths = [4 if field.name in partition_fields else _fixed_width(field.type) for field in self.read_schema]
+        if None in widths:
+            return BATCH_SIZE  # text or nested values: their size is not known before reading
+        return max(BATCH_SIZE, min(MAX_BATCH_ROWS, BATCH_BYTES // max(1, sum(w for w in widths if w))))
 
     @property
     def data_schema(self) -> pa.Schema:
@@ -240,18 +243,19 @@ def _partition_values(table: Table, schemas: TableSchemas, partition: str) -> Pa
 MIN_LIMITED_BATCH = 1024
 """Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""
 BATCH_BYTES = 8 * 2**20
-"""About how much memory one batch read from a file takes."""
+"""About how much memory one batch of fixed-width columns read from a file takes."""
 MAX_BATCH_ROWS = 1 << 20
 
 
-def _estimated_width(data_type: pa.DataType) -> int:
-    """Bytes a value of this type takes in memory, roughly (text and nested values guessed)."""
+def _fixed_width(data_type: pa.DataType) -> int | None:
+    """Bytes a value of this type takes in memory (dictionary columns: their index), or None
+    when values vary in size."""
     if pa.types.is_dictionary(data_type):
         return 4
     try:
         return max(1, data_type.bit_width // 8)
     except ValueError:
-        return 32
+        return None
 
 
 def _first_rows(reader: pa.RecordBatchReader, limit: int) -> pa.RecordBatchReader:
