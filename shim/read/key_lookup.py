@@ -76,7 +76,10 @@ def files_with_any(paths: Iterable[str], keys: frozenset[str]) -> list[str]:
 
 
 def _may_hold(path: str, keys: list[str]) -> bool:
-    stat = os.stat(path)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return True  # reading it reports the problem, naming the file
     cache_key = (path, stat.st_size, stat.st_mtime_ns)
     bloom = _FILTERS.get(cache_key)
     if bloom is None:

@@ -174,3 +174,10 @@ def test_merged_slices_skip_base_files_without_the_keys_and_give_the_merged_rows
         bases_read.clear()
         table.read(filter=f"id = '{key}'")
         assert [path.split("/")[-1][:3] for path in bases_read] == groups, key
+
+
+def test_a_file_that_cannot_be_looked_at_is_kept_for_the_read_to_report(tmp_path):
+    from shim.read.key_lookup import files_with_any
+
+    missing = str(tmp_path / "gone.parquet")
+    assert files_with_any([missing], frozenset({"k"})) == [missing]
