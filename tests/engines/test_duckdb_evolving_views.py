@@ -37,58 +37,61 @@ def views(table: EvolvingTable, where: str) -> Iterator[tuple[duckdb.DuckDBPyCon
         yield connect(server.url), server.url
 
 
+@pytest.fixture(params=["local", "http"])
+def viewed(table, request) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
+    """The warehouse's views (in process, then through a live server) and where they come from."""
+    with views(table, request.param) as connected:
+        yield connected
+
+
 def fetch(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
     return con.execute(sql).fetchall()
 
 
-@pytest.mark.parametrize("where", ["local", "http"])
-def test_renamed_column_keeps_its_data_and_filters(table, where):
-    with views(table, where) as (con, _):
-        table.alter(rename("n", "count"))
-        table.base([{"id": "c", "ts": 1, "count": 3, "label": "three"}], file_id="fg2-0")
-        assert fetch(con, "SELECT id, n FROM items ORDER BY id") == [("a", 1), ("b", 2), ("c", 3)]
-        assert fetch(con, "SELECT id FROM items WHERE n >= 2 ORDER BY id") == [("b",), ("c",)]
-        assert fetch(con, "SELECT sum(n) FROM items WHERE label = 'three'") == [(3,)]
+def test_renamed_column_keeps_its_data_and_filters(table, viewed):
+    con, _ = viewed
+    table.alter(rename("n", "count"))
+    table.base([{"id": "c", "ts": 1, "count": 3, "label": "three"}], file_id="fg2-0")
+    assert fetch(con, "SELECT id, n FROM items ORDER BY id") == [("a", 1), ("b", 2), ("c", 3)]
+    assert fetch(con, "SELECT id FROM items WHERE n >= 2 ORDER BY id") == [("b",), ("c",)]
+    assert fetch(con, "SELECT sum(n) FROM items WHERE label = 'three'") == [(3,)]
 
 
-@pytest.mark.parametrize("where", ["local", "http"])
-def test_dropped_then_re_added_name_reads_null_until_registered_again(table, where):
-    with views(table, where) as (con, source):
-        table.alter(drop("label"))
-        table.alter(add("label", "string"))
-        table.base([{"id": "c", "ts": 1, "n": 3, "label": "new"}], file_id="fg2-0")
-        # The view's `label` is the dropped column: none of its values, nor the new column's.
-        assert fetch(con, "SELECT id, label FROM items ORDER BY id") == [("a", None), ("b", None), ("c", None)]
-        assert fetch(con, "SELECT count(*) FROM items WHERE label IS NULL") == [(3,)]
-        connect(source, connection=con)
-        assert fetch(con, "SELECT id, label FROM items ORDER BY id") == [("a", None), ("b", None), ("c", "new")]
+def test_dropped_then_re_added_name_reads_null_until_registered_again(table, viewed):
+    con, source = viewed
+    table.alter(drop("label"))
+    table.alter(add("label", "string"))
+    table.base([{"id": "c", "ts": 1, "n": 3, "label": "new"}], file_id="fg2-0")
+    # The view's `label` is the dropped column: none of its values, nor the new column's.
+    assert fetch(con, "SELECT id, label FROM items ORDER BY id") == [("a", None), ("b", None), ("c", None)]
+    assert fetch(con, "SELECT count(*) FROM items WHERE label IS NULL") == [(3,)]
+    connect(source, connection=con)
+    assert fetch(con, "SELECT id, label FROM items ORDER BY id") == [("a", None), ("b", None), ("c", "new")]
 
 
-@pytest.mark.parametrize("where", ["local", "http"])
-def test_widened_column_is_cast_back_while_values_fit(table, where):
-    with views(table, where) as (con, source):
-        table.alter(retype("n", "long"))
-        table.base([{"id": "c", "ts": 1, "n": 7, "label": "x"}], file_id="fg2-0")
-        assert fetch(con, "SELECT id, n FROM items ORDER BY id") == [("a", 1), ("b", 2), ("c", 7)]
-        assert con.execute("SELECT n FROM items").description[0][1] == "INTEGER"
-        table.base([{"id": "d", "ts": 1, "n": 5_000_000_000, "label": "big"}], file_id="fg3-0")
-        with pytest.raises(duckdb.Error, match=r"column 'n' of table 'items' is int32 in the DuckDB view but "
-                                               r"int64 .*connection=con"):
-            fetch(con, "SELECT id, n FROM items")
-        connect(source, connection=con)
-        assert fetch(con, "SELECT n FROM items WHERE id = 'd'") == [(5_000_000_000,)]
+def test_widened_column_is_cast_back_while_values_fit(table, viewed):
+    con, source = viewed
+    table.alter(retype("n", "long"))
+    table.base([{"id": "c", "ts": 1, "n": 7, "label": "x"}], file_id="fg2-0")
+    assert fetch(con, "SELECT id, n FROM items ORDER BY id") == [("a", 1), ("b", 2), ("c", 7)]
+    assert con.execute("SELECT n FROM items").description[0][1] == "INTEGER"
+    table.base([{"id": "d", "ts": 1, "n": 5_000_000_000, "label": "big"}], file_id="fg3-0")
+    with pytest.raises(duckdb.Error, match=r"column 'n' of table 'items' is int32 in the DuckDB view but "
+                                           r"int64 .*connection=con"):
+        fetch(con, "SELECT id, n FROM items")
+    connect(source, connection=con)
+    assert fetch(con, "SELECT n FROM items WHERE id = 'd'") == [(5_000_000_000,)]
 
 
-@pytest.mark.parametrize("where", ["local", "http"])
-def test_registering_again_shows_the_new_shape(table, where):
-    with views(table, where) as (con, source):
-        table.alter(rename("n", "count"))
-        table.alter(add("extra", "double"))
-        assert "count" not in [d[0] for d in con.execute("SELECT * FROM items").description]
-        connect(source, connection=con)
-        assert [d[0] for d in con.execute("SELECT * FROM items").description] == ["id", "ts", "count", "label",
-                                                                                   "extra"]
-        assert fetch(con, "SELECT id, count, extra FROM items_ro ORDER BY id") == [("a", 1, None), ("b", 2, None)]
+def test_registering_again_shows_the_new_shape(table, viewed):
+    con, source = viewed
+    table.alter(rename("n", "count"))
+    table.alter(add("extra", "double"))
+    assert "count" not in [d[0] for d in con.execute("SELECT * FROM items").description]
+    connect(source, connection=con)
+    assert [d[0] for d in con.execute("SELECT * FROM items").description] == ["id", "ts", "count", "label",
+                                                                               "extra"]
+    assert fetch(con, "SELECT id, count, extra FROM items_ro ORDER BY id") == [("a", 1, None), ("b", 2, None)]
 
 
 def test_filter_on_a_column_not_read_follows_its_id(table):
