@@ -16,8 +16,10 @@ from shim.errors import CorruptFileError
 from shim.read.plan import FilePlan
 
 BATCH_SIZE = 131_072
+# A dictionary-encoded column chunk storing at most this many bytes per value holds mostly
+# indices (plain strings take at least 4 bytes each, their length).
+_DICTIONARY_BYTES_PER_VALUE = 3.0
 _LOCAL_FS = pafs.LocalFileSystem()
-_PARQUET = ds.ParquetFileFormat()
 
 
 def read_file_schema(path: str) -> pa.Schema:
@@ -30,8 +32,20 @@ def parquet_footer(path: str) -> pq.FileMetaData:
     return _footer(path)[0]
 
 
-def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema]:
-    """The file's footer and Arrow schema, parsed once per file version (size and mtime)."""
+def dictionary_columns(path: str, columns: Sequence[str]) -> list[str]:
+    """The string and binary columns among `columns` that `path` stores as dictionary indices in
+    every row group.
+
+    Read as dictionaries and decoded in one pass (a take from the dictionary) they cost a
+    fraction of Parquet's value-by-value decoding; the values are the same.
+    """
+    stored = _footer(path)[2]
+    return [name for name in columns if name in stored]
+
+
+def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
+    """The file's footer, Arrow schema and dictionary-stored string columns, parsed once per file
+    version (size and mtime)."""
     try:
         stat = os.stat(path)
         return _parsed_footer(path, stat.st_size, stat.st_mtime_ns)
@@ -40,9 +54,33 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema]:
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_footer(path: str, size: int, mtime_ns: int) -> tuple[pq.FileMetaData, pa.Schema]:
+def _parsed_footer(path: str, size: int, mtime_ns: int) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
     metadata = pq.read_metadata(path)
-    return metadata, metadata.schema.to_arrow_schema()
+    schema = metadata.schema.to_arrow_schema()
+    return metadata, schema, _dictionary_stored(metadata, schema)
+
+
+def _dictionary_stored(metadata: pq.FileMetaData, schema: pa.Schema) -> frozenset[str]:
+    candidates = {f.name for f in schema
+                  if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+                  or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)}
+    if not candidates or metadata.num_row_groups == 0:
+        return frozenset()
+    for index in range(metadata.num_row_groups):
+        group = metadata.row_group(index)
+        indices = set()
+        for i in range(group.num_columns):
+            chunk = group.column(i)
+            if (chunk.path_in_schema in candidates and chunk.has_dictionary_page
+                    and chunk.total_uncompressed_size <= _DICTIONARY_BYTES_PER_VALUE * max(chunk.num_values, 1)):
+                indices.add(chunk.path_in_schema)
+        candidates &= indices
+    return frozenset(candidates)
+
+
+@functools.lru_cache(maxsize=64)
+def _parquet_format(dictionary: tuple[str, ...]) -> ds.ParquetFileFormat:
+    return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=set(dictionary)))
 
 
 def scan_parquet(
@@ -64,11 +102,15 @@ def scan_parquet(
     if not ahead:
         yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size)
         return
+    columns = _columns_to_read(plan, file_schema)
+    # Files of one commit and partition are alike: the first one tells which columns to read as
+    # dictionaries (the scanner decodes them back to the dataset's plain types on its threads).
+    dictionary = tuple(dictionary_columns(paths[0], columns))
     dataset = ds.FileSystemDataset.from_paths(
-        list(paths), schema=file_schema, format=_PARQUET, filesystem=_LOCAL_FS
+        list(paths), schema=file_schema, format=_parquet_format(dictionary), filesystem=_LOCAL_FS
     )
     scanner = dataset.scanner(
-        columns=_columns_to_read(plan, file_schema),
+        columns=columns,
         filter=pushdown,
         batch_size=batch_size,
         use_threads=True,
@@ -106,14 +148,18 @@ def iter_parquet_in_order(
     touch the rows kept.
     """
     try:
-        parquet = pq.ParquetFile(path, metadata=_footer(path)[0])
-        columns = _columns_to_read(plan, parquet.schema_arrow)
+        metadata, file_schema, _ = _footer(path)
+        columns = _columns_to_read(plan, file_schema)
+        dictionary = dictionary_columns(path, columns)
+        parquet = pq.ParquetFile(path, metadata=metadata, read_dictionary=dictionary or None)
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
         for batch in parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=len(columns) > 1):
             rows = batch.num_rows
             if keep is not None:
                 batch = select_rows(batch, keep.slice(offset, rows))
+            if dictionary:
+                batch = _decoded(batch, file_schema)  # after the selection: only kept values are decoded
             if before_plan is not None:
                 batch = batch.filter(before_plan)
             offset += rows
@@ -129,6 +175,17 @@ def select_rows(batch: pa.RecordBatch, mask: pa.BooleanArray) -> pa.RecordBatch:
     when no value is null, and Arrow's filter runs about twice as fast without it).
     """
     return pa.RecordBatch.from_arrays([_without_validity(c).filter(mask) for c in batch.columns], schema=batch.schema)
+
+
+def _decoded(batch: pa.RecordBatch, file_schema: pa.Schema) -> pa.RecordBatch:
+    """`batch` with columns read as dictionaries cast back to the file's own types."""
+    schema, columns = batch.schema, list(batch.columns)
+    for i, column in enumerate(columns):
+        if pa.types.is_dictionary(column.type):
+            kind = file_schema.field(schema.field(i).name).type
+            columns[i] = column.cast(kind)
+            schema = schema.set(i, schema.field(i).with_type(kind))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def _without_validity(column: pa.Array) -> pa.Array:
