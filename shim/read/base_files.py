@@ -68,13 +68,10 @@ def _dictionary_stored(metadata: pq.FileMetaData, schema: pa.Schema) -> frozense
         return frozenset()
     for index in range(metadata.num_row_groups):
         group = metadata.row_group(index)
-        indices = set()
-        for i in range(group.num_columns):
-            chunk = group.column(i)
-            if (chunk.path_in_schema in candidates and chunk.has_dictionary_page
-                    and chunk.total_uncompressed_size <= _DICTIONARY_BYTES_PER_VALUE * max(chunk.num_values, 1)):
-                indices.add(chunk.path_in_schema)
-        candidates &= indices
+        chunks = (group.column(i) for i in range(group.num_columns))
+        candidates &= {chunk.path_in_schema for chunk in chunks
+                       if chunk.has_dictionary_page
+                       and chunk.total_uncompressed_size <= _DICTIONARY_BYTES_PER_VALUE * max(chunk.num_values, 1)}
     return frozenset(candidates)
 
 
