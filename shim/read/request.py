@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 ScanMode = Literal["snapshot", "read_optimized"]
 
 _MODES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "read-optimized": "read_optimized", "ro": "read_optimized"}
+MIN_LIMITED_BATCH = 1024
+"""Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""
+BATCH_BYTES = 8 * 2**20
+"""About how much memory one batch of fixed-width columns read from a file takes."""
+MAX_BATCH_ROWS = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,13 +243,6 @@ def _partition_values(table: Table, schemas: TableSchemas, partition: str) -> Pa
     schemas.partition_values[partition] = found
     return found
 
-
-
-MIN_LIMITED_BATCH = 1024
-"""Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""
-BATCH_BYTES = 8 * 2**20
-"""About how much memory one batch of fixed-width columns read from a file takes."""
-MAX_BATCH_ROWS = 1 << 20
 
 
 def _fixed_width(data_type: pa.DataType) -> int | None:

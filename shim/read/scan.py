@@ -78,7 +78,7 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
         if not paths:
             return
         first = paths[0]
-        assert first is not None and group[0].base_file is not None
+        assert group[0].base_file is not None
         file_schema = read_file_schema(first)
         plan = context.resolver.plan(
             instant=group[0].base_file.instant_time,
