@@ -5,12 +5,13 @@
     df.write.format("hudi_shim").mode("append").option("hoodie.table.name", "trips")...save(path)
     engines.spark.alter_table(path).add_column("tip", "double", after="fare")
     engines.spark.compact(path, spark)
+    engines.spark.clean(path)            # also runs after every commit (hoodie.clean.automatic)
 
 Modules: `options` (Hudi option names and defaults), `bucket` (bucket index hashing), `records`
 (keys, buckets, pre-combine), `merge` (base file rewrites), `group_state` (per-commit file group
 locks), `handoff` (rows one task leaves for another), `txn` (instants, heartbeats, rollback of failed writes), `job` / `task` (the write
 without Spark), `datasource` / `reader` (the Spark data source), `ddl`, `compaction`,
-`repartition`. PySpark is imported only by the Spark-facing names below.
+`repartition`, `cleaning`. PySpark is imported only by the Spark-facing names below.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engines.spark.cleaning import clean
     from engines.spark.compaction import compact
     from engines.spark.datasource import HudiShimDataSource
     from engines.spark.ddl import AlterTable, alter_table
@@ -28,6 +30,7 @@ _LAZY = {
     "HudiShimDataSource": "engines.spark.datasource",
     "alter_table": "engines.spark.ddl",
     "AlterTable": "engines.spark.ddl",
+    "clean": "engines.spark.cleaning",
     "compact": "engines.spark.compaction",
     "repartition_by_bucket": "engines.spark.repartition",
     "with_bucket_id": "engines.spark.repartition",
@@ -51,5 +54,5 @@ def __getattr__(name: str) -> Any:
         raise
 
 
-__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "compact", "local_session", "repartition_by_bucket",
+__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "clean", "compact", "local_session", "repartition_by_bucket",
            "with_bucket_id"]

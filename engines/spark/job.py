@@ -221,6 +221,10 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     replaced = {p: ids for p, ids in replaced.items() if ids}
     record = CommitRecord(writes, plan.operation.metadata_name, commit_extra_metadata(plan), replaced)
     complete(plan.txn, plan.config, record)
+    if plan.options.auto_clean:
+        from engines.spark.cleaning import clean_after_commit
+
+        clean_after_commit(plan.table_path, plan.config, plan.options.clean, plan.instant)
     return record
 
 

@@ -12,12 +12,14 @@ Defaults are Hudi 0.14/0.15's (the releases that write table version 6), except 
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType
+from shim.write.clean_plan import DEFAULT_COMMITS_RETAINED, DEFAULT_HOURS_RETAINED, CleanPolicy, CleanSettings
 
 TABLE_NAME = "hoodie.table.name"
 DATABASE_NAME = "hoodie.database.name"
@@ -41,6 +43,10 @@ COMBINE_BEFORE_INSERT = "hoodie.combine.before.insert"
 COMBINE_BEFORE_UPSERT = "hoodie.combine.before.upsert"
 COMBINE_BEFORE_DELETE = "hoodie.combine.before.delete"
 BLOOM_FILTER = "hoodie.parquet.bloom.filter.enabled"
+AUTO_CLEAN = "hoodie.clean.automatic"
+CLEANER_POLICY = "hoodie.cleaner.policy"
+COMMITS_RETAINED = "hoodie.cleaner.commits.retained"
+HOURS_RETAINED = "hoodie.cleaner.hours.retained"
 HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
 HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
@@ -155,6 +161,9 @@ class WriteOptions:
     database: str = "default"
     bloom_filter: bool = True
     """Write Hudi's record-key bloom filter into base file footers (Hudi's bloom index needs it)."""
+    auto_clean: bool = True
+    """Clean after every commit (`hoodie.clean.automatic`), with `clean`'s retention."""
+    clean: CleanSettings = field(default_factory=CleanSettings)
 
     @property
     def heartbeat_timeout_s(self) -> float:
@@ -174,8 +183,10 @@ class WriteOptions:
         """
         _reject_unsupported(options)
         operation = Operation.parse(_text(options, OPERATION, "upsert") or "upsert")
+        auto_clean, clean = flag(options, AUTO_CLEAN, True), clean_settings(options)
         if existing is not None:
-            return _merge_with_table(options, operation, columns, existing)
+            merged = _merge_with_table(options, operation, columns, existing)
+            return dataclasses.replace(merged, auto_clean=auto_clean, clean=clean)
         name = _text(options, TABLE_NAME) or _text(options, "hoodie.datasource.write.table.name")
         if not name:
             raise InvalidArgumentError(f"option {TABLE_NAME} is required to create a table")
@@ -210,6 +221,8 @@ class WriteOptions:
             heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
             heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
             database=_text(options, DATABASE_NAME, "default") or "default",
+            auto_clean=auto_clean,
+            clean=clean,
         )
 
 
@@ -274,6 +287,25 @@ def _merge_with_table(
         heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
         heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
         database=config.get("hoodie.database.name", "default") or "default",
+    )
+
+
+def clean_settings(options: Mapping[str, str]) -> CleanSettings:
+    """The cleaner's policy and retention (KEEP_LATEST_FILE_VERSIONS is refused: it records no
+    retention horizon, so time travel could not tell which reads its deletions broke)."""
+    policy = (_text(options, CLEANER_POLICY, CleanPolicy.KEEP_LATEST_COMMITS.value) or "").upper()
+    if policy not in CleanPolicy.__members__:
+        known = "KEEP_LATEST_COMMITS, KEEP_LATEST_BY_HOURS"
+        if policy == "KEEP_LATEST_FILE_VERSIONS":
+            raise UnsupportedFeatureError(
+                f"{CLEANER_POLICY}={policy} is not supported (use {known}, or {AUTO_CLEAN}=false)",
+                feature="cleaner-policy",
+            )
+        raise InvalidArgumentError(f"{CLEANER_POLICY}={policy!r} is not a cleaner policy; use {known}")
+    return CleanSettings(
+        policy=CleanPolicy[policy],
+        commits_retained=_int(options, COMMITS_RETAINED, DEFAULT_COMMITS_RETAINED),
+        hours_retained=_int(options, HOURS_RETAINED, DEFAULT_HOURS_RETAINED),
     )
 
 

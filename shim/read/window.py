@@ -21,9 +21,10 @@ _WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.COMPACTION, Action.
 
 
 def check_time_travel(timeline: Timeline, as_of: str) -> None:
-    """Refuse an `as_of` at or after a write that has not completed (its result could still change).
+    """Refuse an `as_of` at or after a write that has not completed (its result could still change),
+    or before what the cleaner retained (its files are gone).
 
-    Same rule as Hudi's `TimelineUtils.validateTimestampAsOf`.
+    Same rules as Hudi's `TimelineUtils.validateTimestampAsOf`.
     """
     for instant in timeline.pending(*_WRITE_ACTIONS):
         if instant_key(instant.requested_time) <= instant_key(as_of):
@@ -32,6 +33,34 @@ def check_time_travel(timeline: Timeline, as_of: str) -> None:
                 f"is still {instant.state.value}; time travel must be earlier than the first incomplete write",
                 instant=as_of,
             )
+    check_not_cleaned(timeline, as_of, "time travel")
+
+
+def check_not_cleaned(timeline: Timeline, read_instant: str, what: str) -> None:
+    """Refuse to read as of an instant whose file slices the cleaner may have deleted.
+
+    A clean keeps every file slice a read as of its earliest retained commit or later needs;
+    earlier reads could silently miss file groups. A clean that records no earliest retained
+    commit (Hudi's KEEP_LATEST_FILE_VERSIONS) bounds nothing, so only reads of the latest
+    commit are safe after it."""
+    found = timeline.latest_clean()
+    if found is None:
+        return
+    clean, retained = found
+    if retained and instant_key(read_instant) >= instant_key(retained):
+        return
+    if not retained:
+        latest = timeline.latest_write()
+        if latest is not None and instant_key(read_instant) >= instant_key(latest.requested_time):
+            return
+        horizon = "it records no earliest commit to retain (file-version cleaning), so only the latest commit is safe"
+    else:
+        horizon = f"it retains commits from {retained} on"
+    raise InvalidArgumentError(
+        f"cannot read as of {read_instant} ({what}): the cleaner (clean {clean.requested_time}) deleted the "
+        f"files of older commits; {horizon}. Keep more commits with hoodie.cleaner.commits.retained",
+        instant=read_instant,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +101,8 @@ def incremental_window(table: Table, commit_range: tuple[str, str | None]) -> In
         chosen.append(instant)
     times = [i.requested_time for i in chosen]
     read_instant = max(times, key=instant_key) if times else None
+    if read_instant is not None and finish is not None:
+        check_not_cleaned(timeline, read_instant, "end of the incremental window")
     archived = _reaches_archive(table, timeline, begin)
     if archived:
         _check_full_scan_possible(table, timeline, begin, finish, by_completion, read_instant)

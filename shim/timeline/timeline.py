@@ -145,6 +145,16 @@ class Timeline:
                 replaced.update((partition, file_id) for file_id in file_ids)
         return replaced
 
+    def latest_clean(self) -> tuple[Instant, str] | None:
+        """The newest completed clean and the earliest commit it retained ("" when its policy
+        records none, as Hudi's KEEP_LATEST_FILE_VERSIONS); None when the timeline holds no clean."""
+        cleans = [i for i in self._by_time.values() if i.action is Action.CLEAN and i.is_completed]
+        if not cleans:
+            return None
+        latest = cleans[-1]
+        retained = self.read_raw(latest).get("earliestCommitToRetain")
+        return latest, str(retained or "")
+
     def latest_commit_metadata(self, as_of: str | None = None) -> tuple[Instant, CommitMetadata] | None:
         """Metadata of the newest completed write at or before `as_of` that records a schema."""
         for inst in reversed(self.completed_writes(as_of)):

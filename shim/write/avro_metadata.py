@@ -1,7 +1,8 @@
-"""Avro timeline records of table version 6: rollback plans and metadata, compaction plans.
+"""Avro timeline records of table version 6: rollback plans and metadata, compaction plans,
+cleaner plans and clean metadata.
 
 The schemas are those of Hudi 0.14/0.15 (`HoodieRollbackPlan`, `HoodieRollbackMetadata`,
-`HoodieCompactionPlan`, namespace `org.apache.hudi.avro.model`); files are single-record Avro
+`HoodieCompactionPlan`, `HoodieCleanerPlan`, `HoodieCleanMetadata`, namespace `org.apache.hudi.avro.model`); files are single-record Avro
 containers without compression, as `TimelineMetadataUtils.serializeAvroMetadata` writes them.
 """
 
@@ -134,6 +135,86 @@ COMPACTION_PLAN: dict[str, Any] = {
             "default": None,
         },
         {"name": "preserveHoodieMetadata", "type": ["boolean", "null"], "default": False},
+    ],
+}
+
+_STRING_MAP = {"type": "map", "values": "string"}
+
+CLEANER_PLAN: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieCleanerPlan",
+    "namespace": _NS,
+    "fields": [
+        {
+            "name": "earliestInstantToRetain",
+            "type": ["null", {
+                "type": "record",
+                "name": "HoodieActionInstant",
+                "fields": [
+                    {"name": "timestamp", "type": "string"},
+                    {"name": "action", "type": "string"},
+                    {"name": "state", "type": "string"},
+                ],
+            }],
+            "default": None,
+        },
+        {"name": "lastCompletedCommitTimestamp", "type": "string", "default": ""},
+        {"name": "policy", "type": "string"},
+        {"name": "filesToBeDeletedPerPartition", "type": ["null", {"type": "map", "values": _STRING_ARRAY}],
+         "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {
+            "name": "filePathsToBeDeletedPerPartition",
+            "type": ["null", {
+                "type": "map",
+                "values": {
+                    "type": "array",
+                    "items": {
+                        "type": "record",
+                        "name": "HoodieCleanFileInfo",
+                        "fields": [
+                            {"name": "filePath", "type": ["null", "string"], "default": None},
+                            {"name": "isBootstrapBaseFile", "type": ["null", "boolean"], "default": None},
+                        ],
+                    },
+                },
+            }],
+            "default": None,
+        },
+        {"name": "partitionsToBeDeleted", "type": ["null", _STRING_ARRAY], "default": None},
+        {"name": "extraMetadata", "type": ["null", _STRING_MAP], "default": None},
+    ],
+}
+
+_CLEAN_PARTITION_METADATA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieCleanPartitionMetadata",
+    "namespace": _NS,
+    "fields": [
+        {"name": "partitionPath", "type": "string"},
+        {"name": "policy", "type": "string"},
+        {"name": "deletePathPatterns", "type": _STRING_ARRAY},
+        {"name": "successDeleteFiles", "type": _STRING_ARRAY},
+        {"name": "failedDeleteFiles", "type": _STRING_ARRAY},
+        {"name": "isPartitionDeleted", "type": ["null", "boolean"], "default": None},
+    ],
+}
+
+CLEAN_METADATA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieCleanMetadata",
+    "namespace": _NS,
+    "fields": [
+        {"name": "startCleanTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "earliestCommitToRetain", "type": "string"},
+        {"name": "lastCompletedCommitTimestamp", "type": "string", "default": ""},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": _CLEAN_PARTITION_METADATA}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "bootstrapPartitionMetadata",
+         "type": ["null", {"type": "map", "values": "HoodieCleanPartitionMetadata"}], "default": None},
+        {"name": "extraMetadata", "type": ["null", _STRING_MAP], "default": None},
     ],
 }
 

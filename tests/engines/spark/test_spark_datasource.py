@@ -149,3 +149,18 @@ def test_overwrite_mode_replaces_the_table_contents(spark, tmp_path):
     trips(spark, 100, 103).write.format("hudi_shim").mode("overwrite").save(path)
     assert [r["id"] for r in shim_rows(path)] == ["k100", "k101", "k102"]
     assert shim.open_table(path).timeline()[-1].action.value == "replacecommit"
+
+
+def test_spark_writes_clean_old_file_versions_with_hudi_cleaner_options(spark, tmp_path):
+    path = str(tmp_path / "t")
+    keep_1 = {**options("COPY_ON_WRITE"), "hoodie.cleaner.commits.retained": "1"}
+    for version in range(3):
+        trips(spark, 0, 12, fare=f"{version}.0d").write.format("hudi_shim").mode("append").options(**keep_1).save(path)
+    instants = [i.requested_time for i in shim.open_table(path).timeline() if i.action.value == "commit" and i.is_completed]
+    assert len(instants) == 3
+    # per file group: the latest version and the one a read as of the retained commit needs
+    assert {f.rsplit("_", 1)[-1][:-len(".parquet")] for f in data_files(path)} == set(instants[1:])
+    assert [r["fare"] for r in shim_rows(path)] == [2.0] * 12
+    assert shim_rows(path) == hudi_rs_rows(path, COLUMNS)
+    with pytest.raises(Exception, match="cleaner .* deleted the files of older commits"):
+        spark.read.format("hudi_shim").option("as.of.instant", instants[0]).load(path).collect()

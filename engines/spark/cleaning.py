@@ -1,0 +1,56 @@
+"""Cleaning old file versions, automatically after each commit or on demand.
+
+    engines.spark.clean(path)                                   # Hudi's defaults
+    engines.spark.clean(path, {"hoodie.cleaner.commits.retained": "3"})
+
+As Hudi does with `hoodie.clean.automatic` (on by default), every completed write is followed by a
+clean (`shim.write.clean`) under the table guard, so no other writer starts meanwhile. Time travel
+reaches back to the clean's earliest retained commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engines.spark.options import clean_settings
+from engines.spark.txn import table_guard
+from shim import storage
+from shim.errors import HudiShimError, TableNotFoundError, WriteError
+from shim.properties import TableConfig
+from shim.write.clean import CleanResult, clean_table
+from shim.write.clean_plan import CleanSettings
+
+
+def clean(path: str, options: Mapping[str, str] | None = None) -> list[CleanResult]:
+    """Clean the table at `path` now (`hoodie.cleaner.*` options; Hudi's defaults otherwise).
+
+    Raises:
+        TableNotFoundError: no Hudi table there.
+        UnsupportedFeatureError: a cleaner policy this cleaner does not implement.
+    """
+    from engines.spark.job import open_config
+
+    table_path = storage.resolve_table_path(path)
+    config = open_config(table_path)
+    if config is None:
+        raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
+    return run_clean(table_path, config, clean_settings(options or {}))
+
+
+def run_clean(table_path: str, config: TableConfig, settings: CleanSettings) -> list[CleanResult]:
+    """Clean under the table guard."""
+    with table_guard(table_path):
+        return clean_table(table_path, config, settings)
+
+
+def clean_after_commit(table_path: str, config: TableConfig, settings: CleanSettings, instant: str) -> None:
+    """The automatic clean after the commit `instant` completed (a failure names that commit)."""
+    try:
+        run_clean(table_path, config, settings)
+    except (HudiShimError, OSError) as exc:
+        raise WriteError(
+            f"{table_path}: commit {instant} completed, but the clean after it failed: {exc}. "
+            "The data is committed; the next write cleans again",
+            path=table_path,
+            instant=instant,
+        ) from exc
