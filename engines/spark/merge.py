@@ -91,6 +91,29 @@ def merge_records(
     return MergeResult(merged, inserts, updates, deletes)
 
 
+def outranked(earlier: pa.Table, incoming: pa.Table, fields: tuple[str, ...]) -> np.ndarray:
+    """Which `incoming` rows lose to an `earlier` version of their key written by the same commit:
+    one whose `fields` (compared in order) are strictly greater, as Hudi's pre-combine decides.
+    When `earlier` holds a key more than once, its last row is the version that counts."""
+    lost = np.zeros(incoming.num_rows, dtype=bool)
+    if not earlier.num_rows or not incoming.num_rows or not fields:
+        return lost
+    last_first = earlier.take(pa.array(np.arange(earlier.num_rows - 1, -1, -1, dtype=np.int64)))
+    positions = pc.index_in(incoming.column(RECORD_KEY), value_set=last_first.column(RECORD_KEY).combine_chunks())
+    rows = np.flatnonzero(np.asarray(positions.is_valid().to_numpy(zero_copy_only=False), dtype=bool))
+    if not len(rows):
+        return lost
+    take = pa.array(positions.to_numpy(zero_copy_only=False)[rows].astype(np.int64))
+    decided = np.zeros(len(rows), dtype=bool)
+    for field in fields:
+        old = last_first.column(field).combine_chunks().take(take)
+        new = incoming.column(field).combine_chunks().take(pa.array(rows))
+        greater, equal = _compare(old, new)
+        lost[rows] |= greater & ~decided
+        decided |= ~equal
+    return lost
+
+
 def _member(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     if len(values) == 0 or len(value_set) == 0:
         return np.zeros(len(values), dtype=bool)

@@ -33,13 +33,14 @@ from engines.spark.group_state import (
 )
 from engines.spark.handoff import read_spill, spill_name, write_spill
 from engines.spark.job import WritePlan
-from engines.spark.merge import merge_records
+from engines.spark.merge import RECORD_KEY, merge_records, outranked
 from engines.spark.options import Operation
 from engines.spark.records import GroupRows, prepare_rows
 from engines.spark.txn import ensure_pending
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
-from shim.log.blocks import HeaderKey
+from shim.log.blocks import BlockType, HeaderKey
+from shim.log.reader import decode_data_block, read_log_file
 from shim.log.writer import encode_delete_block, write_log_file
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
@@ -357,17 +358,20 @@ class _GroupWriter:
             [rows.column(c) for c in META_COLUMNS] + list(data.columns), names=list(META_COLUMNS) + data.column_names
         )
 
-    def _append_log(self, state: GroupState, committed: FileSlice, group: GroupRows) -> tuple[GroupState, str]:
+    def _append_log(self, state: GroupState, committed: FileSlice, group: GroupRows) -> tuple[GroupState, str | None]:
         plan = self.plan
         partition = state.partition_path
         base_instant = plan.pending_compactions.get((partition, state.file_id), committed.base_instant)
         folder = join(plan.table_path, partition)
+        data, keys = self._precombined_with_earlier_logs(folder, state, group)
+        if not data.num_rows and not len(group.delete_keys):
+            return state, None  # every row lost to a newer version another task of this write logged
         ensure_partition_metafile(plan.table_path, partition, plan.instant)
         version = next_log_version(folder, state.file_id, base_instant)
         name = log_file_name(state.file_id, base_instant, version, self.task.write_token)
         blocks = []
-        if group.data.num_rows:
-            full = self._meta(group.data, group.keys, partition, name)
+        if data.num_rows:
+            full = self._meta(data, keys, partition, name)
             schema = avro_record_schema(plan.config.name, full.schema)
             blocks.append(encode_data_block(full, schema, {HeaderKey.INSTANT_TIME: plan.instant}))
         if len(group.delete_keys):
@@ -382,8 +386,8 @@ class _GroupWriter:
             partition_path=partition,
             file_id=state.file_id,
             file_name=name,
-            num_writes=group.data.num_rows,
-            num_updates=group.data.num_rows,
+            num_writes=data.num_rows,
+            num_updates=data.num_rows,
             num_deletes=len(group.delete_keys),
             file_size=os.path.getsize(path),
             prev_commit=base_instant,
@@ -391,6 +395,25 @@ class _GroupWriter:
             log_version=version,
         )
         return dataclasses.replace(state, logs=state.logs + (stat,)), name
+
+    def _precombined_with_earlier_logs(self, folder: str, state: GroupState,
+                                       group: GroupRows) -> tuple[pa.Table, pa.Array]:
+        """The group's rows without those that lose to a version of their key another task of this
+        write logged already (Hudi pre-combines a whole batch by its ordering fields)."""
+        fields = self.plan.options.ordering_fields if self.plan.options.combine else ()
+        if not group.data.num_rows or not state.logs or not fields:
+            return group.data, group.keys
+        wanted = [RECORD_KEY, *fields]
+        earlier = []
+        for log in state.logs:
+            contents = read_log_file(os.path.join(folder, log.file_name))
+            earlier += [decode_data_block(contents, block, wanted) for block in contents.blocks
+                        if block.block_type is BlockType.AVRO_DATA]
+        if not earlier:
+            return group.data, group.keys
+        incoming = pa.table([group.keys.cast(pa.string()), *(group.data.column(f) for f in fields)], names=wanted)
+        keep = pa.array(~outranked(pa.concat_tables(earlier), incoming, fields))
+        return group.data.filter(keep), group.keys.filter(keep)
 
 
 def _merge_schema(schema: InternalSchema) -> pa.Schema:

@@ -76,6 +76,22 @@ def test_one_key_handed_over_by_two_tasks_is_precombined_by_ordering_value(tmp_p
     assert [(r["ts"], r["fare"]) for r in shim_rows(path)] == [(5, 5.0)]
 
 
+@pytest.mark.parametrize("first", [0, 1])
+@pytest.mark.parametrize("together", [True, False])
+def test_one_key_logged_by_two_tasks_of_a_merge_on_read_upsert_is_precombined(tmp_path, first, together):
+    path = tmp_path / "t"
+    mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    write(path, [{"id": "a", "ts": 1, "region": "x", "fare": 1.0}, {"id": "b", "ts": 1, "region": "x", "fare": 1.0}],
+          **mor)
+    rows = [{"id": "a", "ts": 5, "region": "x", "fare": 5.0}, {"id": "a", "ts": 3, "region": "x", "fare": 3.0}]
+    reports: list[TaskReport] = []
+    write(path, rows if first == 0 else rows[::-1], tasks=2, together=together, reports=reports, **mor)
+    assert [(r["id"], r["ts"], r["fare"]) for r in shim_rows(path)] == [("a", 5, 5.0), ("b", 1, 1.0)]
+    assert hudi_rs_rows(path, COLUMNS)[0]["fare"] == 5.0
+    # the task coming second logs its row only when it wins
+    assert sum(len(report.files) for report in reports) == (1 if first == 0 else 2)
+
+
 def _task(plan, rows: list[dict], partition: int, attempt: int) -> TaskWrite:
     return TaskWrite(plan, pa.Table.from_pylist(rows, schema=SCHEMA).to_batches(), TaskInfo(partition, 7, attempt))
 

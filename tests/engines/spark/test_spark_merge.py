@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from engines.spark.merge import merge_records
+from engines.spark.merge import merge_records, outranked
 
 
 def records(rows: list[tuple[str, int, str, str]]) -> pa.Table:
@@ -54,3 +54,17 @@ def test_records_of_the_same_commit_from_another_task_are_precombined_by_orderin
     incoming = records([("a", 2, "late-task", "7"), ("b", 2, "update", "7")])
     result = merge_records(previous, incoming, pa.array([], pa.string()), batch=("7", ("ts",)))
     assert by_key(result.table) == {"a": ("same-commit", "7"), "b": ("update", "7")}
+
+
+def test_outranked_rows_lose_to_a_strictly_greater_earlier_version_the_last_one_counting():
+    earlier = pa.table({"_hoodie_record_key": ["a", "b", "a", "c"], "ts": pa.array([9, 4, 2, None], pa.int64()),
+                        "seq": [0, 0, 7, 0]})
+    incoming = pa.table({"_hoodie_record_key": ["a", "b", "c", "d", "b"], "ts": pa.array([3, 4, 1, 0, 3], pa.int64()),
+                         "seq": [0, 1, 0, 0, 0]})
+    # a: the last earlier version (ts 2) is older; b: equal ts, then seq decides; c: null is lowest
+    assert outranked(earlier, incoming, ("ts",)).tolist() == [False, False, False, False, True]
+    assert outranked(earlier, incoming, ("ts", "seq")).tolist() == [False, False, False, False, True]
+    assert outranked(earlier.filter(pa.array([False, True, False, False])), incoming.slice(1, 1),
+                     ("ts", "seq")).tolist() == [False]
+    assert outranked(earlier, incoming.slice(1, 1), ("ts",)).tolist() == [False]  # a tie: the later one wins
+    assert outranked(earlier, incoming, ()).tolist() == [False] * 5

@@ -61,8 +61,10 @@ def shim_rows(path: Path | str, **kwargs: object) -> list[dict]:
 def hudi_rs_rows(path: Path | str, columns: Sequence[str]) -> list[dict]:
     import hudi
 
-    table = pa.Table.from_batches(hudi.HudiTable(str(path)).read())
-    return sorted(table.select(list(columns)).to_pylist(), key=lambda r: r["id"])
+    batches = hudi.HudiTable(str(path)).read()
+    if not batches:  # hudi-rs gives no batch at all when no row is left
+        return []
+    return sorted(pa.Table.from_batches(batches).select(list(columns)).to_pylist(), key=lambda r: r["id"])
 
 
 def data_files(path: Path | str) -> list[str]:
