@@ -27,7 +27,6 @@ from shim.schema import InternalSchema, internal_from_avro, schema_from_json, sc
 from shim.table import Table
 from shim.timeline.instant import Action
 from shim.timeline.timeline import Timeline
-from shim.write.avro_metadata import decode_avro_record
 from shim.write.commit import CommitRecord, inflight_metadata
 from shim.write.data_files import avro_record_schema
 from shim.write.schema_history import latest_history_text, persist_history, plan_schema_commit
@@ -190,17 +189,8 @@ def _has_latest_schema(table: Table, read_instant: str | None) -> bool:
 
 def pending_compactions(table: Table) -> dict[tuple[str, str], str]:
     """(partition, file id) -> instant of every file group in a pending compaction plan."""
-    found: dict[tuple[str, str], str] = {}
-    for inst in table.active_timeline.pending(Action.COMPACTION):
-        path = os.path.join(table.path, ".hoodie", f"{inst.requested_time}.compaction.requested")
-        try:
-            with open(path, "rb") as handle:
-                plan = decode_avro_record(handle.read())
-        except FileNotFoundError:
-            continue
-        for op in plan.get("operations") or ():
-            found[(op.get("partitionPath") or "", op.get("fileId") or "")] = inst.requested_time
-    return found
+    return {(str(op.get("partitionPath") or ""), str(op.get("fileId") or "")): instant
+            for instant, op in table.active_timeline.pending_compaction_operations()}
 
 
 def commit_write(plan: WritePlan) -> CommitRecord:

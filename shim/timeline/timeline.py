@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
+from typing import Any
 
 from shim import storage
 from shim.errors import InstantNotFoundError
@@ -144,6 +145,20 @@ class Timeline:
             for partition, file_ids in self.commit_metadata(inst).replaced_file_ids.items():
                 replaced.update((partition, file_id) for file_id in file_ids)
         return replaced
+
+    def pending_compaction_operations(self) -> list[tuple[str, dict[str, object]]]:
+        """(instant, operation) for the operations (`HoodieCompactionOperation`) of every pending
+        compaction's plan; a plan file that is gone counts as empty."""
+        found: list[tuple[str, dict[str, object]]] = []
+        for instant in self.pending(Action.COMPACTION):
+            path = os.path.join(self.folder, f"{instant.requested_time}.compaction.requested")
+            try:
+                plan = decode_instant_content(storage.read_bytes(path), path)
+            except FileNotFoundError:
+                continue
+            operations: Any = plan.get("operations") or ()
+            found.extend((instant.requested_time, dict(op)) for op in operations)
+        return found
 
     def latest_clean(self) -> tuple[Instant, str] | None:
         """The newest completed clean and the earliest commit it retained ("" when its policy

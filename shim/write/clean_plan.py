@@ -27,7 +27,6 @@ from shim.errors import InvalidArgumentError
 from shim.plan.partitions import list_partitions
 from shim.plan.slices import FileGroupFiles, list_file_groups
 from shim.timeline.instant import Action, Instant, State, instant_key
-from shim.timeline.metadata import decode_instant_content
 from shim.timeline.timeline import Timeline
 
 _WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
@@ -187,13 +186,11 @@ def _protected_files(timeline: Timeline) -> set[tuple[str, str]]:
             by_partition: Any = timeline.read_raw(instant).get("partitionMetadata") or {}
             for partition, entry in by_partition.items():
                 keep.update((str(partition), str(name)) for name in (entry or {}).get("savepointDataFile") or ())
-    for instant in timeline.pending(Action.COMPACTION):
-        path = os.path.join(timeline.folder, f"{instant.requested_time}.compaction.requested")
-        operations: Any = decode_instant_content(storage.read_bytes(path), path).get("operations") or ()
-        for op in operations:
-            partition = str(op.get("partitionPath") or "")
-            names = [*(op.get("deltaFilePaths") or ()), op.get("dataFilePath")]
-            keep.update((partition, os.path.basename(str(n))) for n in names if n)
+    for _, op in timeline.pending_compaction_operations():
+        partition = str(op.get("partitionPath") or "")
+        deltas: Any = op.get("deltaFilePaths") or ()
+        names = [*deltas, op.get("dataFilePath")]
+        keep.update((partition, os.path.basename(str(n))) for n in names if n)
     return keep
 
 
