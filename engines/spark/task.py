@@ -39,8 +39,7 @@ from engines.spark.records import GroupRows, prepare_rows
 from engines.spark.txn import ensure_pending
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
-from shim.log.blocks import BlockType, HeaderKey
-from shim.log.reader import decode_data_block, read_log_file
+from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_delete_block, write_log_file
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
@@ -363,7 +362,7 @@ class _GroupWriter:
         partition = state.partition_path
         base_instant = plan.pending_compactions.get((partition, state.file_id), committed.base_instant)
         folder = join(plan.table_path, partition)
-        data, keys = self._precombined_with_earlier_logs(folder, state, group)
+        data, keys = self._precombined_with_earlier_logs(state, group)
         if not data.num_rows and not len(group.delete_keys):
             return state, None  # every row lost to a newer version another task of this write logged
         ensure_partition_metafile(plan.table_path, partition, plan.instant)
@@ -382,6 +381,9 @@ class _GroupWriter:
         ensure_pending(plan.txn, plan.config)
         path = os.path.join(folder, name)
         write_log_file(path, blocks)
+        fields = self._precombine_fields()
+        if data.num_rows and fields:  # for tasks logging rows of this group later (see below)
+            write_spill(self.spill_folder, _logged_keys_name(name), _keys_and_ordering(keys, data, fields))
         stat = FileWrite(
             partition_path=partition,
             file_id=state.file_id,
@@ -396,24 +398,31 @@ class _GroupWriter:
         )
         return dataclasses.replace(state, logs=state.logs + (stat,)), name
 
-    def _precombined_with_earlier_logs(self, folder: str, state: GroupState,
-                                       group: GroupRows) -> tuple[pa.Table, pa.Array]:
+    def _precombine_fields(self) -> tuple[str, ...]:
+        return self.plan.options.ordering_fields if self.plan.options.combine else ()
+
+    def _precombined_with_earlier_logs(self, state: GroupState, group: GroupRows) -> tuple[pa.Table, pa.Array]:
         """The group's rows without those that lose to a version of their key another task of this
-        write logged already (Hudi pre-combines a whole batch by its ordering fields)."""
-        fields = self.plan.options.ordering_fields if self.plan.options.combine else ()
+        write logged already (Hudi pre-combines a whole batch by its ordering fields). Each log
+        file's keys and ordering values were set aside when it was written."""
+        fields = self._precombine_fields()
         if not group.data.num_rows or not state.logs or not fields:
             return group.data, group.keys
-        wanted = [RECORD_KEY, *fields]
-        earlier = []
-        for log in state.logs:
-            contents = read_log_file(os.path.join(folder, log.file_name))
-            earlier += [decode_data_block(contents, block, wanted) for block in contents.blocks
-                        if block.block_type is BlockType.AVRO_DATA]
+        earlier = [read_spill(self.spill_folder, _logged_keys_name(log.file_name)) for log in state.logs
+                   if log.num_writes]
         if not earlier:
             return group.data, group.keys
-        incoming = pa.table([group.keys.cast(pa.string()), *(group.data.column(f) for f in fields)], names=wanted)
+        incoming = _keys_and_ordering(group.keys, group.data, fields)
         keep = pa.array(~outranked(pa.concat_tables(earlier), incoming, fields))
         return group.data.filter(keep), group.keys.filter(keep)
+
+
+def _logged_keys_name(log_file: str) -> str:
+    return f"{log_file}.keys.arrow"
+
+
+def _keys_and_ordering(keys: pa.Array, data: pa.Table, fields: tuple[str, ...]) -> pa.Table:
+    return pa.table([keys.cast(pa.string()), *(data.column(f) for f in fields)], names=[RECORD_KEY, *fields])
 
 
 def _merge_schema(schema: InternalSchema) -> pa.Schema:
