@@ -1,0 +1,60 @@
+"""The catalog's cached views and scans follow a table that keeps changing: after every random
+step (writes, schema changes, compactions, cleans) a long-lived catalog answers as a new one does,
+and its scans give the model's rows, latest and as of every retained commit."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from modelkit import EvolvingHistory, random_evolving_write, random_schema_change
+
+from catalog import Catalog, Settings
+from catalog.service import ScanRequest
+from catalog.views import VIEWS
+from engines.spark import compact
+
+
+def _catalog(warehouse) -> Catalog:
+    return Catalog(Settings(warehouse=str(warehouse), catalog_db=":memory:"))
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_long_lived_catalog_follows_random_histories(tmp_path, table_type, seed):
+    rng = random.Random(f"catalog-{table_type}-{seed}")
+    warehouse = tmp_path / "wh"
+    path = warehouse / "trips"
+    options = {
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.partitionpath.field": "region",
+        "hoodie.bucket.index.num.buckets": "2",
+        "hoodie.cleaner.commits.retained": "3",
+    }
+    model = EvolvingHistory()
+    random_evolving_write(path, rng, 1, model, options)
+    live = _catalog(warehouse)
+    try:
+        for step in range(2, 14):
+            if rng.random() < 0.35:
+                random_schema_change(path, rng, step, model)
+            else:
+                random_evolving_write(path, rng, step, model, options)
+            if table_type == "MERGE_ON_READ" and rng.random() < 0.2 and (instant := compact(str(path))):
+                model.record(instant)
+            fresh = _catalog(warehouse)
+            try:
+                found = live.table("trips").active_timeline.latest_clean()
+                horizon = found[1] if found else ""
+                retained = [(i, rows) for i, rows in model.snapshots if i >= horizon]
+                for instant in [None, *(i for i, _ in retained)]:
+                    for view in VIEWS:
+                        assert live.view("trips", view, instant) == fresh.view("trips", view, instant), (view, instant)
+                for instant, rows in [(None, model.snapshots[-1][1]), *retained]:
+                    read = live.scan("trips", ScanRequest(as_of=instant)).read_all()
+                    assert read.schema.names == model.names[instant or model.snapshots[-1][0]]
+                    assert sorted(read.to_pylist(), key=lambda r: r["id"]) == rows, instant
+            finally:
+                fresh.close()
+    finally:
+        live.close()
