@@ -97,6 +97,8 @@ class EvolvingHistory:
         self.names: dict[str, list[str]] = {}
         self.by_name_unreadable = False  # hudi-rs reads by name: a widened type or a reused name stops it
         self.ever: set[str] = set(self.columns)
+        self.ids: dict[str, int] = {name: number for number, name in enumerate(self.columns)}  # model-local ids
+        self.next_id = len(self.ids)
 
     def schema(self) -> pa.Schema:
         return pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()),
@@ -105,6 +107,14 @@ class EvolvingHistory:
     def record(self, instant: str) -> None:
         self.snapshots.append((instant, [dict(row) for row in by_key(self.rows)]))
         self.names[instant] = self.schema().names
+
+    def seen_through(self, view: dict[str, int]) -> list[dict]:
+        """The current rows as a view registered earlier shows them: its data columns (name ->
+        model id) found by id, a dropped one null."""
+        names = {number: name for name, number in self.ids.items()}
+        return [{"id": row["id"], "ts": row["ts"], "region": row["region"],
+                 **{column: row.get(names.get(number, ""), None) for column, number in view.items()}}
+                for row in by_key(self.rows)]
 
     def value(self, name: str, key: int, step: int) -> object:
         kind = self.columns[name]
@@ -129,6 +139,8 @@ def random_schema_change(path, rng: random.Random, step: int, model: EvolvingHis
         model.by_name_unreadable |= name in model.ever
         model.ever.add(name)
         model.columns[name] = kind[1]
+        model.ids[name] = model.next_id
+        model.next_id += 1
         for row in model.rows.values():
             row[name] = None
     elif change == "rename":
@@ -137,12 +149,14 @@ def random_schema_change(path, rng: random.Random, step: int, model: EvolvingHis
         alter.rename_column(old, new)
         model.ever.add(new)
         model.columns = {new if k == old else k: v for k, v in model.columns.items()}
+        model.ids[new] = model.ids.pop(old)
         for key, row in model.rows.items():
             model.rows[key] = {new if k == old else k: v for k, v in row.items()}
     elif change == "drop":
         name = rng.choice(names)
         alter.drop_column(name)
         del model.columns[name]
+        del model.ids[name]
         for row in model.rows.values():
             del row[name]
     elif change == "move":  # to the front of the data columns, or after another one

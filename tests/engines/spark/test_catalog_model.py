@@ -4,6 +4,7 @@ and its scans give the model's rows, latest and as of every retained commit."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -12,7 +13,9 @@ from modelkit import EvolvingHistory, random_evolving_write, random_schema_chang
 from catalog import Catalog, Settings
 from catalog.service import ScanRequest
 from catalog.views import VIEWS
+from engines.duckdb import connect
 from engines.spark import compact
+from tests.catalog.servekit import live_server
 
 
 def _catalog(warehouse) -> Catalog:
@@ -58,3 +61,42 @@ def test_a_long_lived_catalog_follows_random_histories(tmp_path, table_type, see
                 fresh.close()
     finally:
         live.close()
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("over", ["process", "http"])
+def test_duckdb_views_follow_random_schema_changes_by_column_id(tmp_path, seed, over):
+    """A view registered earlier finds its columns by id (renamed: same data, dropped: null, a
+    name added again: not the old column); registering again shows the current shape. In
+    process, and through `hudi-shim serve` on loopback."""
+    rng = random.Random(f"duckdb-{seed}")
+    warehouse = tmp_path / "wh"
+    path = warehouse / "trips"
+    options = {"hoodie.datasource.write.table.type": "MERGE_ON_READ",
+               "hoodie.datasource.write.partitionpath.field": "region", "hoodie.bucket.index.num.buckets": "2"}
+    model = EvolvingHistory()
+    random_evolving_write(path, rng, 1, model, options)
+    with contextlib.ExitStack() as stack:
+        source = str(warehouse)
+        if over == "http":
+            source = stack.enter_context(live_server(Settings(warehouse=source, catalog_db=":memory:"))).url
+        _follow_in_duckdb(source, path, rng, model, options)
+
+
+def _follow_in_duckdb(source: str, path, rng: random.Random, model: EvolvingHistory,  # type: ignore[no-untyped-def]
+                      options: dict[str, str]) -> None:
+    con = connect(source)
+    registered = dict(model.ids)
+    for step in range(2, 16):
+        if rng.random() < 0.5:
+            random_schema_change(path, rng, step, model)
+        else:
+            random_evolving_write(path, rng, step, model, options)
+        rows = con.sql("SELECT * FROM trips ORDER BY id").arrow().read_all().to_pylist()
+        assert rows == model.seen_through(registered), f"step {step}"
+        if rng.random() < 0.4:
+            connect(source, connection=con)
+            registered = dict(model.ids)
+            current = con.sql("SELECT * FROM trips ORDER BY id").arrow().read_all()
+            assert current.schema.names == model.schema().names
+            assert current.to_pylist() == model.snapshots[-1][1]
