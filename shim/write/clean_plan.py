@@ -185,7 +185,8 @@ def _protected_files(timeline: Timeline) -> set[tuple[str, str]]:
         if instant.action is Action.SAVEPOINT and instant.is_completed:
             by_partition: Any = timeline.read_raw(instant).get("partitionMetadata") or {}
             for partition, entry in by_partition.items():
-                keep.update((str(partition), str(name)) for name in (entry or {}).get("savepointDataFile") or ())
+                keep.update((str(partition), os.path.basename(str(name)))
+                            for name in (entry or {}).get("savepointDataFile") or ())
     for _, op in timeline.pending_compaction_operations():
         partition = str(op.get("partitionPath") or "")
         deltas: Any = op.get("deltaFilePaths") or ()
