@@ -65,9 +65,34 @@ def dynamic_bloom_filter(keys: pa.Array, *, num_entries: int = NUM_ENTRIES, fpp:
             bits[chunk_rows[0]][positions.ravel()] = True
         else:
             bits[chunk_rows[:, None], positions] = True
+    return _serialized(hashes, vector_size, num_entries, current, list(bits))
+
+
+def extended_bloom_filter(previous: str | bytes, added: pa.Array, total: int, *, num_entries: int = NUM_ENTRIES,
+                          fpp: float = FPP) -> str | None:
+    """The filter `dynamic_bloom_filter` gives for a file holding `total` keys: the keys of the
+    file whose filter is `previous` plus `added` (updated keys may be among them, deleted ones
+    may not). Only `added` is hashed. None when that result is not certain to be the same bytes:
+    a `previous` of other settings or with more than one row, or more keys than one row takes
+    (rows then depend on the order keys came in)."""
+    try:
+        parsed = DynamicBloomFilter.parse(previous)
+    except (ValueError, struct.error):
+        return None
+    vector_size = bit_size(num_entries, fpp)
+    if (len(parsed.rows) != 1 or parsed.num_entries != num_entries or parsed.vector_size != vector_size
+            or parsed.num_hashes != num_hashes(vector_size, num_entries) or not 0 < total <= num_entries):
+        return None
+    bits = np.unpackbits(parsed.rows[0], count=vector_size, bitorder="little")  # 0/1 bytes: packs back as they are
+    for start in range(0, len(added), _CHUNK):
+        bits[bit_positions(added.slice(start, _CHUNK), parsed.num_hashes, vector_size).ravel()] = 1
+    return _serialized(parsed.num_hashes, vector_size, num_entries, total, [bits])
+
+
+def _serialized(hashes: int, vector_size: int, num_entries: int, current: int, rows: Sequence[np.ndarray]) -> str:
     header = struct.pack(">iibi", _VERSION, hashes, _MURMUR, vector_size)
-    parts = [header, struct.pack(">iii", num_entries, current, row_count)]
-    for row in bits:
+    parts = [header, struct.pack(">iii", num_entries, current, len(rows))]
+    for row in rows:
         parts += [header, np.packbits(row, bitorder="little").tobytes()]
     return base64.b64encode(b"".join(parts)).decode("ascii")
 

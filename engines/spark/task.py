@@ -39,12 +39,14 @@ from engines.spark.merge import RECORD_KEY, merge_records, outranked
 from engines.spark.options import Operation
 from engines.spark.records import GroupRows, prepare_rows
 from engines.spark.txn import ensure_pending
+from shim.bloom import BLOOM_FILTER_KEY
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_delete_block, write_log_file
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
+from shim.read.base_files import parquet_footer
 from shim.read.merge_keys import MergeMode, merge_spec_for
 from shim.read.request import PlannedScan, build_scan
 from shim.schema import InternalSchema, internal_to_arrow
@@ -303,10 +305,13 @@ class _GroupWriter:
         plan = self.plan
         previous: pa.Table | None = None
         prev_commit: str | None = None
+        prev_path: str | None = None
         if state.base is not None:
-            previous = pq.read_table(join(plan.table_path, state.partition_path, state.base.file_name))
+            prev_path = join(plan.table_path, state.partition_path, state.base.file_name)
+            previous = pq.read_table(prev_path)
             prev_commit = state.base.prev_commit
         elif committed is not None and committed.base_file is not None:
+            prev_path = committed.base_path(plan.table_path)
             previous = self._read_committed(committed)
             prev_commit = committed.base_instant
         name = base_file_name(state.file_id, self.task.write_token, plan.instant)
@@ -332,6 +337,7 @@ class _GroupWriter:
             partition_id=self.task.partition_id, prev_commit=prev_commit, preserve_meta=True,
             parquet_options=parquet_options(merged.column_names, plan.options.record_key_fields),
             bloom_filter=plan.options.bloom_filter,
+            bloom_from=_bloom_to_extend(prev_path, steps) if plan.options.bloom_filter and not deletes else None,
         )
         before = state.base
         if before is not None and before.file_name != name:
@@ -417,6 +423,18 @@ class _GroupWriter:
         incoming = _keys_and_ordering(group.keys, group.data, fields)
         keep = pa.array(~outranked(pa.concat_tables(earlier), incoming, fields))
         return group.data.filter(keep), group.keys.filter(keep)
+
+
+def _bloom_to_extend(previous: str | None, steps: list[tuple[pa.Table, pa.Array]]) -> tuple[str, pa.Array] | None:
+    """(the rewritten file's bloom filter, the keys merged into it), when the rewrite deleted no
+    key: its keys are then the previous file's plus these."""
+    if previous is None:
+        return None
+    written = parquet_footer(previous).metadata.get(BLOOM_FILTER_KEY)
+    if written is None:
+        return None
+    keys = [incoming.column(RECORD_KEY).combine_chunks() for incoming, _ in steps]
+    return written.decode("ascii"), pa.concat_arrays(keys) if keys else pa.array([], pa.string())
 
 
 def _logged_keys_name(log_file: str) -> str:

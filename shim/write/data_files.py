@@ -14,7 +14,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from shim.avro import arrow_to_avro_schema
-from shim.bloom import BLOOM_FILTER_KEY, DYNAMIC_V0, TYPE_CODE_KEY, dynamic_bloom_filter
+from shim.bloom import (
+    BLOOM_FILTER_KEY,
+    DYNAMIC_V0,
+    TYPE_CODE_KEY,
+    dynamic_bloom_filter,
+    extended_bloom_filter,
+)
 from shim.files import base_file_name, log_file_name, parse_log_file
 from shim.keygen import partition_paths, record_keys
 from shim.log.blocks import HeaderKey
@@ -136,6 +142,7 @@ def write_base_file(
     preserve_meta: bool = False,
     parquet_options: Mapping[str, Any] | None = None,
     bloom_filter: bool = True,
+    bloom_from: tuple[str, pa.Array] | None = None,
 ) -> FileWrite:
     """Write one Parquet base file (meta columns added) and return its write stat.
 
@@ -144,7 +151,9 @@ def write_base_file(
     keep them); only `_hoodie_file_name` is set to the new file. `parquet_options` go to
     `pyarrow.parquet.write_table` (which columns get dictionaries and statistics, for example).
     `bloom_filter` puts Hudi's record-key bloom filter into the footer, as Hudi does unless
-    `hoodie.parquet.bloom.filter.enabled` is false.
+    `hoodie.parquet.bloom.filter.enabled` is false. `bloom_from` = (the filter of the file
+    this one rewrites, the keys added to it): when `data` holds that file's keys and these only,
+    only they are hashed (unless the result could differ from a filter built afresh).
     """
     name = base_file_name(file_id, write_token, instant)
     if preserve_meta:
@@ -176,7 +185,7 @@ def write_base_file(
         pq.write_table(table, path, **options)
     else:
         with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
-            bloom = pool.submit(dynamic_bloom_filter, keys.combine_chunks())
+            bloom = pool.submit(_bloom_filter, keys, bloom_from)
             with pq.ParquetWriter(path, table.schema, **options) as writer:
                 writer.write_table(table)
                 writer.add_key_value_metadata({BLOOM_FILTER_KEY: bloom.result(), TYPE_CODE_KEY: DYNAMIC_V0})
@@ -190,6 +199,14 @@ def write_base_file(
         file_size=os.path.getsize(path),
         prev_commit=prev_commit,
     )
+
+
+def _bloom_filter(keys: pa.ChunkedArray, extending: tuple[str, pa.Array] | None) -> str:
+    if extending is not None:
+        extended = extended_bloom_filter(extending[0], extending[1], len(keys))
+        if extended is not None:
+            return extended
+    return dynamic_bloom_filter(keys.combine_chunks())
 
 
 def next_log_version(folder: str, file_id: str, base_instant: str) -> int:

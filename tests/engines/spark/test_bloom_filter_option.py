@@ -10,7 +10,7 @@ import pytest
 from writekit import data_files, write
 
 from engines.spark import compact
-from shim.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter
+from shim.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter, dynamic_bloom_filter
 from shim.errors import InvalidArgumentError
 
 OFF = {"hoodie.parquet.bloom.filter.enabled": "false"}
@@ -33,6 +33,26 @@ def test_written_base_files_hold_a_filter_of_their_keys(tmp_path):
         keys = pq.read_table(tmp_path / "t" / name, columns=["_hoodie_record_key"]).column(0).to_pylist()
         bloom = DynamicBloomFilter.parse(footer[BLOOM_FILTER_KEY])
         assert bloom.current == len(keys) and all(bloom.might_contain(k) for k in keys)
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_rewritten_base_files_hold_exactly_the_filter_of_their_keys(tmp_path, together):
+    # upserts extend the rewritten file's filter with the keys merged in; a delete starts afresh
+    path = tmp_path / "t"
+    write(path, rows(range(40)))
+    write(path, rows(range(30, 60), ts=2), tasks=2, together=together)
+    check_exact_filters(path)
+    write(path, rows(range(0, 60, 7), ts=3), tasks=2, **{"hoodie.datasource.write.operation": "delete"})
+    check_exact_filters(path)
+
+
+def check_exact_filters(path: Path) -> None:
+    latest = {}
+    for name in sorted(footers(path), key=lambda n: n.rsplit("_", 1)[-1]):
+        latest[name.split("_")[0]] = name
+    for name in latest.values():
+        keys = pq.read_table(path / name, columns=["_hoodie_record_key"]).column(0).combine_chunks()
+        assert pq.read_metadata(path / name).metadata[BLOOM_FILTER_KEY].decode() == dynamic_bloom_filter(keys), name
 
 
 def test_switched_off_no_base_file_holds_one(tmp_path):

@@ -10,7 +10,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from shim.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter, bit_size, dynamic_bloom_filter, num_hashes
+from shim.bloom import (
+    BLOOM_FILTER_KEY,
+    DynamicBloomFilter,
+    bit_size,
+    dynamic_bloom_filter,
+    extended_bloom_filter,
+    num_hashes,
+)
 
 
 def base_files(table) -> list[str]:
@@ -128,3 +135,28 @@ def test_written_base_files_carry_the_filter_of_their_keys(tmp_path):
     assert footer[BLOOM_FILTER_KEY].decode() == dynamic_bloom_filter(pa.array(keys))
     parsed = DynamicBloomFilter.parse(footer[BLOOM_FILTER_KEY])
     assert parsed.current == 50 and all(parsed.might_contain(k) for k in keys)
+
+
+def test_an_extended_filter_is_the_filter_of_all_keys(shared_tables):
+    # the real tables' files: their Hudi-written filter plus new and updated keys
+    for path in base_files(next(iter(shared_tables.values()))):
+        written = pq.read_metadata(path).metadata[BLOOM_FILTER_KEY].decode()
+        keys = pq.read_table(path, columns=["_hoodie_record_key"]).column(0).combine_chunks().to_pylist()
+        added = [keys[0], "new-key-1", "new-key-22", "ключ-3"]
+        everything = keys + added[1:]
+        assert extended_bloom_filter(written, pa.array(added), len(everything)) == dynamic_bloom_filter(
+            pa.array(sorted(everything)))
+
+
+def test_a_filter_is_extended_only_when_the_result_is_certain():
+    old = [f"k{i}" for i in range(100)]
+    assert extended_bloom_filter(dynamic_bloom_filter(pa.array(old)), pa.array(["x"]), 101) == dynamic_bloom_filter(
+        pa.array(old + ["x"]))
+    assert extended_bloom_filter(dynamic_bloom_filter(pa.array(old)), pa.array([], pa.string()), 100) == \
+        dynamic_bloom_filter(pa.array(old))
+    small = dynamic_bloom_filter(pa.array(old), num_entries=150)
+    assert extended_bloom_filter(small, pa.array(["x"]), 101) is None  # other settings
+    assert extended_bloom_filter(small, pa.array(["x"] * 60), 160, num_entries=150) is None  # a second row
+    two_rows = dynamic_bloom_filter(pa.array([f"k{i}" for i in range(200)]), num_entries=150)
+    assert extended_bloom_filter(two_rows, pa.array(["x"]), 120, num_entries=150) is None
+    assert extended_bloom_filter("not a filter", pa.array(["x"]), 1) is None
