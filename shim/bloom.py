@@ -59,12 +59,12 @@ def dynamic_bloom_filter(keys: pa.Array, *, num_entries: int = NUM_ENTRIES, fpp:
     bits = np.zeros((row_count, vector_size), dtype=bool)
     # A chunk of keys at a time, so the hashing's working arrays stay in the CPU cache.
     for start in range(0, len(keys), _CHUNK):
-        positions = bit_positions(keys.slice(start, _CHUNK), hashes, vector_size)
+        positions = positions_by_round(keys.slice(start, _CHUNK), hashes, vector_size)
         chunk_rows = rows[start:start + _CHUNK]
         if chunk_rows[0] == chunk_rows[-1] and (chunk_rows == chunk_rows[0]).all():
             bits[chunk_rows[0]][positions.ravel()] = True
         else:
-            bits[chunk_rows[:, None], positions] = True
+            bits[chunk_rows[None, :], positions] = True
     return _serialized(hashes, vector_size, num_entries, current, list(bits))
 
 
@@ -85,7 +85,7 @@ def extended_bloom_filter(previous: str | bytes, added: pa.Array, total: int, *,
         return None
     bits = np.unpackbits(parsed.rows[0], count=vector_size, bitorder="little")  # 0/1 bytes: packs back as they are
     for start in range(0, len(added), _CHUNK):
-        bits[bit_positions(added.slice(start, _CHUNK), parsed.num_hashes, vector_size).ravel()] = 1
+        bits[positions_by_round(added.slice(start, _CHUNK), parsed.num_hashes, vector_size).ravel()] = 1
     return _serialized(parsed.num_hashes, vector_size, num_entries, total, [bits])
 
 
@@ -112,6 +112,12 @@ def _rows_of(count: int, num_entries: int, max_entries: int) -> tuple[np.ndarray
 
 def bit_positions(keys: pa.Array, hashes: int, vector_size: int) -> np.ndarray:
     """For each key, the `hashes` bits it sets: an (n, hashes) array."""
+    return positions_by_round(keys, hashes, vector_size).T
+
+
+def positions_by_round(keys: pa.Array, hashes: int, vector_size: int) -> np.ndarray:
+    """The bits the keys set, round by round: a contiguous (hashes, n) array (flattened without
+    a copy, to set them all at once)."""
     keys = keys.cast(pa.string()) if keys.type != pa.string() else keys
     if keys.null_count:
         raise ValueError("record keys must not be null")
@@ -127,17 +133,18 @@ def bit_positions(keys: pa.Array, hashes: int, vector_size: int) -> np.ndarray:
         length = int(lengths[0])
         matrix = data[offsets[0]:offsets[0] + len(keys) * length].reshape(len(keys), length)
         return _chained_murmur(matrix, hashes, vector_size)
-    out = np.empty((len(keys), hashes), dtype=np.uint32)
+    out = np.empty((hashes, len(keys)), dtype=np.uint32)
     for length in np.unique(lengths):
         chosen = np.flatnonzero(lengths == length)
         matrix = data[offsets[chosen][:, None] + np.arange(length)]
-        out[chosen] = _chained_murmur(matrix, hashes, vector_size)
+        out[:, chosen] = _chained_murmur(matrix, hashes, vector_size)
     return out
 
 
 def _chained_murmur(keys: np.ndarray, hashes: int, vector_size: int) -> np.ndarray:
     """Hadoop's HashFunction over keys of one length (rows of a uint8 matrix): round i hashes the
-    key seeded with round i-1's value (0 first); each value gives bit |value % vector_size|."""
+    key seeded with round i-1's value (0 first); each value gives bit |value % vector_size|.
+    Returns a (hashes, n) array."""
     count, length = keys.shape
     blocks = length // 4
     words = keys[:, : blocks * 4].reshape(count, blocks, 4).astype(np.uint32)
@@ -179,7 +186,7 @@ def _chained_murmur(keys: np.ndarray, hashes: int, vector_size: int) -> np.ndarr
             np.floor_divide(magnitude, size, out=quotient)
             quotient *= size
             np.subtract(magnitude, quotient, out=out[round_])
-    return out.T
+    return out
 
 
 @dataclass(frozen=True)
