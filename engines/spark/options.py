@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType
-from shim.write.clean_plan import DEFAULT_COMMITS_RETAINED, DEFAULT_HOURS_RETAINED, CleanPolicy, CleanSettings
+from shim.write.clean_plan import (
+    DEFAULT_COMMITS_RETAINED,
+    DEFAULT_FILE_VERSIONS_RETAINED,
+    DEFAULT_HOURS_RETAINED,
+    CleanPolicy,
+    CleanSettings,
+)
 
 TABLE_NAME = "hoodie.table.name"
 DATABASE_NAME = "hoodie.database.name"
@@ -47,6 +53,7 @@ AUTO_CLEAN = "hoodie.clean.automatic"
 CLEANER_POLICY = "hoodie.cleaner.policy"
 COMMITS_RETAINED = "hoodie.cleaner.commits.retained"
 HOURS_RETAINED = "hoodie.cleaner.hours.retained"
+FILE_VERSIONS_RETAINED = "hoodie.cleaner.fileversions.retained"
 HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
 HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
@@ -291,21 +298,16 @@ def _merge_with_table(
 
 
 def clean_settings(options: Mapping[str, str]) -> CleanSettings:
-    """The cleaner's policy and retention (KEEP_LATEST_FILE_VERSIONS is refused: it records no
-    retention horizon, so time travel could not tell which reads its deletions broke)."""
+    """The cleaner's policy and retention."""
     policy = (_text(options, CLEANER_POLICY, CleanPolicy.KEEP_LATEST_COMMITS.value) or "").upper()
     if policy not in CleanPolicy.__members__:
-        known = "KEEP_LATEST_COMMITS, KEEP_LATEST_BY_HOURS"
-        if policy == "KEEP_LATEST_FILE_VERSIONS":
-            raise UnsupportedFeatureError(
-                f"{CLEANER_POLICY}={policy} is not supported (use {known}, or {AUTO_CLEAN}=false)",
-                feature="cleaner-policy",
-            )
-        raise InvalidArgumentError(f"{CLEANER_POLICY}={policy!r} is not a cleaner policy; use {known}")
+        raise InvalidArgumentError(
+            f"{CLEANER_POLICY}={policy!r} is not a cleaner policy; use one of {', '.join(CleanPolicy.__members__)}")
     return CleanSettings(
         policy=CleanPolicy[policy],
         commits_retained=_int(options, COMMITS_RETAINED, DEFAULT_COMMITS_RETAINED),
         hours_retained=_int(options, HOURS_RETAINED, DEFAULT_HOURS_RETAINED),
+        file_versions_retained=_int(options, FILE_VERSIONS_RETAINED, DEFAULT_FILE_VERSIONS_RETAINED),
     )
 
 

@@ -1,4 +1,4 @@
-"""Which files a clean deletes: Hudi's commit-retention cleaner policies on committed file slices.
+"""Which files a clean deletes: Hudi's cleaner policies on committed file slices.
 
 KEEP_LATEST_COMMITS (Hudi's default, `hoodie.cleaner.commits.retained`, 10): the earliest commit
 to retain is the N-th newest completed write, never later than the first pending write.
@@ -6,11 +6,16 @@ KEEP_LATEST_BY_HOURS (`hoodie.cleaner.hours.retained`, 24): it is the first comp
 the last N hours. Either way every file group keeps its newest slice, every slice based at or
 after the earliest retained commit, and the newest slice before it (what a read as of that commit
 needs); older slices go, base file and log files. File groups replaced before the earliest
-retained commit go entirely. Never deleted: files of writes that have not completed, slices a
-pending compaction reads, savepointed files.
+retained commit go entirely. Like Hudi's incremental cleaning, only partitions written since the
+previous clean's earliest retained commit are looked at (every partition when there was none).
 
-Like Hudi's incremental cleaning, only partitions written since the previous clean's earliest
-retained commit are looked at (every partition when there was no clean before).
+KEEP_LATEST_FILE_VERSIONS (`hoodie.cleaner.fileversions.retained`, 3): every file group keeps its
+newest N slices, replaced file groups go entirely, every partition is looked at. Such a clean
+retains no commit as a whole (Hudi records no earliest commit to retain), so after it only the
+latest commit can be read.
+
+Never deleted: files of writes that have not completed, slices a pending compaction reads,
+savepointed files.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from shim.timeline.timeline import Timeline
 _WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 DEFAULT_COMMITS_RETAINED = 10
 DEFAULT_HOURS_RETAINED = 24
+DEFAULT_FILE_VERSIONS_RETAINED = 3
 
 
 class CleanPolicy(enum.Enum):
@@ -39,6 +45,7 @@ class CleanPolicy(enum.Enum):
 
     KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
     KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +55,7 @@ class CleanSettings:
     policy: CleanPolicy = CleanPolicy.KEEP_LATEST_COMMITS
     commits_retained: int = DEFAULT_COMMITS_RETAINED
     hours_retained: int = DEFAULT_HOURS_RETAINED
+    file_versions_retained: int = DEFAULT_FILE_VERSIONS_RETAINED
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +117,11 @@ class CleanPlan:
 
 def earliest_commit_to_retain(timeline: Timeline, settings: CleanSettings,
                               now: datetime.datetime | None = None) -> Instant | None:
-    """The oldest completed write a clean keeps every read of (None: nothing to clean yet)."""
+    """The oldest completed write a clean keeps every read of (None: nothing to clean yet, or a
+    policy that retains file versions, not commits)."""
     completed = timeline.completed_writes()
+    if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+        return None
     if settings.policy is CleanPolicy.KEEP_LATEST_COMMITS:
         if len(completed) <= settings.commits_retained:
             return None
@@ -131,16 +142,28 @@ def plan_clean(table_path: str, timeline: Timeline, settings: CleanSettings,
                now: datetime.datetime | None = None) -> CleanPlan | None:
     """The clean to run now, or None when no file can go."""
     retained = earliest_commit_to_retain(timeline, settings, now)
-    if retained is None:
+    replaced_by = _replaced_groups(timeline)
+    if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
+        partitions = list_partitions(table_path, timeline.config)
+        replaced = set(replaced_by)
+        versions = settings.file_versions_retained
+
+        def outdated(group: FileGroupFiles) -> list[str]:
+            return [name for key in _committed_slices(group, timeline)[versions:] for name in key[1]]
+    elif retained is None:
         return None
-    horizon = retained.requested_time
-    partitions = _partitions_to_look_at(table_path, timeline, horizon)
+    else:
+        horizon = retained.requested_time
+        partitions = _partitions_to_look_at(table_path, timeline, horizon)
+        replaced = {group for group, when in replaced_by.items() if instant_key(when) < instant_key(horizon)}
+
+        def outdated(group: FileGroupFiles) -> list[str]:
+            return _outdated_files(group, timeline, horizon)
     keep = _protected_files(timeline)
-    replaced = {group for group, when in _replaced_groups(timeline).items() if instant_key(when) < instant_key(horizon)}
     files: dict[str, list[str]] = {}
     for group in list_file_groups(table_path, partitions):
         key = (group.partition_path, group.file_id)
-        names = _all_files(group) if key in replaced else _outdated_files(group, timeline, horizon)
+        names = _all_files(group) if key in replaced else outdated(group)
         names = [n for n in names if (group.partition_path, n) not in keep]
         if names:
             files.setdefault(group.partition_path, []).extend(names)
@@ -199,8 +222,8 @@ def _all_files(group: FileGroupFiles) -> list[str]:
     return [f.name for f in group.base_files] + [f.name for f in group.log_files]
 
 
-def _outdated_files(group: FileGroupFiles, timeline: Timeline, horizon: str) -> list[str]:
-    """Files of the group's committed slices that no read as of `horizon` or later needs."""
+def _committed_slices(group: FileGroupFiles, timeline: Timeline) -> list[tuple[str, list[str]]]:
+    """(base instant, file names) of the group's committed slices, newest first."""
     slices: dict[str, list[str]] = {}
     for base in group.base_files:
         if timeline.is_committed(base.instant_time):
@@ -208,15 +231,18 @@ def _outdated_files(group: FileGroupFiles, timeline: Timeline, horizon: str) -> 
     for log in group.log_files:
         if log.instant_time in slices or timeline.is_committed(log.instant_time):
             slices.setdefault(log.instant_time, []).append(log.name)
-    ordered = sorted(slices, key=instant_key, reverse=True)
-    if not ordered:
-        return []
-    before = next((k for k in ordered if instant_key(k) < instant_key(horizon)), None)
+    return [(key, slices[key]) for key in sorted(slices, key=instant_key, reverse=True)]
+
+
+def _outdated_files(group: FileGroupFiles, timeline: Timeline, horizon: str) -> list[str]:
+    """Files of the group's committed slices that no read as of `horizon` or later needs."""
+    ordered = _committed_slices(group, timeline)
+    before = next((k for k, _ in ordered if instant_key(k) < instant_key(horizon)), None)
     doomed: list[str] = []
-    for key in ordered[1:]:
+    for key, names in ordered[1:]:
         if key == before or instant_key(key) >= instant_key(horizon):
             continue
-        doomed.extend(slices[key])
+        doomed.extend(names)
     return doomed
 
 

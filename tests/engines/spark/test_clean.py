@@ -15,7 +15,7 @@ from engines.spark import clean, compact
 from engines.spark.compaction import start_compaction
 from engines.spark.job import open_config
 from engines.spark.options import clean_settings
-from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from shim.errors import InvalidArgumentError
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
 from shim.write.clean import clean_table
@@ -263,14 +263,33 @@ def test_reads_after_a_clean_without_retention_horizon_stay_on_the_latest_commit
         table.read(as_of=instants[1])
 
 
-@pytest.mark.parametrize(("policy", "error", "message"), [
-    ("KEEP_LATEST_FILE_VERSIONS", UnsupportedFeatureError, "KEEP_LATEST_FILE_VERSIONS is not supported"),
-    ("KEEP_SOME", InvalidArgumentError, "'KEEP_SOME' is not a cleaner policy"),
-])
-def test_cleaner_policies_not_implemented_are_refused_before_writing(tmp_path, policy, error, message):
-    with pytest.raises(error, match=message):
-        write(tmp_path / "t", trips(range(2), 0), **{"hoodie.cleaner.policy": policy})
+def test_an_unknown_cleaner_policy_is_refused_before_writing(tmp_path):
+    with pytest.raises(InvalidArgumentError, match="'KEEP_SOME' is not a cleaner policy"):
+        write(tmp_path / "t", trips(range(2), 0), **{"hoodie.cleaner.policy": "KEEP_SOME"})
     assert not (tmp_path / "t" / ".hoodie").exists() or not data_files(tmp_path / "t")
+
+
+def test_keep_latest_file_versions_keeps_the_newest_slices_of_each_file_group(tmp_path):
+    path = tmp_path / "t"
+    versions = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "2",
+                "hoodie.datasource.write.partitionpath.field": "region"}
+    instants = versions_written(path, range(4), 4, **versions)
+    assert all(kept == instants[2:] for kept in base_instants(path).values())
+    done = hoodie_file(path, [n for n in cleans(path) if n.endswith(".clean")][-1])
+    assert done["earliestCommitToRetain"] == "" and done["partitionMetadata"]["eu"]["policy"] == (
+        "KEEP_LATEST_FILE_VERSIONS")
+    stamp = [n for n in cleans(path) if n.endswith(".clean.requested")][-1]
+    assert hoodie_file(path, stamp)["earliestInstantToRetain"] is None
+    expected = [{"id": f"k{i}", "fare": 300.0 + i} for i in range(4)]
+    assert shim_rows(path, columns=["id", "fare"]) == expected == hudi_rs_rows(path, ["id", "fare"])
+    table = shim.open_table(str(path))
+    with pytest.raises(InvalidArgumentError, match="records no earliest commit to retain"):
+        table.read(as_of=instants[2])  # its files are there, but the clean does not say which reads it kept
+    # versions count per file group: a commit writing one group cleans that group only
+    last = write(path, [{"id": "k0", "ts": 9, "region": "us", "fare": -1.0}], **versions)
+    groups = base_instants(path)
+    assert sorted(kept == [instants[3], last] for kept in groups.values()) == [False, False, False, True]
+    assert all(kept in ([instants[3], last], instants[2:]) for kept in groups.values())
 
 
 def test_keep_latest_by_hours_retains_the_writes_of_the_last_hours(tmp_path):
