@@ -15,6 +15,22 @@ COLUMNS = ["id", "ts", "region", "fare"]
 KEYS = 40
 
 
+def write_options(table_type: str, buckets: int, commits_retained: int) -> dict[str, str]:
+    """Writer options of the model tests' tables (partitioned by `region`)."""
+    return {
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.partitionpath.field": "region",
+        "hoodie.bucket.index.num.buckets": str(buckets),
+        "hoodie.cleaner.commits.retained": str(commits_retained),
+    }
+
+
+def clean_horizon(table: shim.Table) -> str:
+    """The earliest commit the latest clean retained ("" when none: every instant is readable)."""
+    found = table.active_timeline.latest_clean()
+    return found[1] if found else ""
+
+
 def row(key: int, step: int) -> dict:
     return {"id": f"k{key:03d}", "ts": step, "region": f"r{key % 3}", "fare": float(step * 1000 + key)}
 

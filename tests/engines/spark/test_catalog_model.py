@@ -8,7 +8,13 @@ import contextlib
 import random
 
 import pytest
-from modelkit import EvolvingHistory, random_evolving_write, random_schema_change
+from modelkit import (
+    EvolvingHistory,
+    clean_horizon,
+    random_evolving_write,
+    random_schema_change,
+    write_options,
+)
 
 from catalog import Catalog, Settings
 from catalog.service import ScanRequest
@@ -28,12 +34,7 @@ def test_a_long_lived_catalog_follows_random_histories(tmp_path, table_type, see
     rng = random.Random(f"catalog-{table_type}-{seed}")
     warehouse = tmp_path / "wh"
     path = warehouse / "trips"
-    options = {
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.partitionpath.field": "region",
-        "hoodie.bucket.index.num.buckets": "2",
-        "hoodie.cleaner.commits.retained": "3",
-    }
+    options = write_options(table_type, buckets=2, commits_retained=3)
     model = EvolvingHistory()
     random_evolving_write(path, rng, 1, model, options)
     live = _catalog(warehouse)
@@ -47,8 +48,7 @@ def test_a_long_lived_catalog_follows_random_histories(tmp_path, table_type, see
                 model.record(instant)
             fresh = _catalog(warehouse)
             try:
-                found = live.table("trips").active_timeline.latest_clean()
-                horizon = found[1] if found else ""
+                horizon = clean_horizon(live.table("trips"))
                 retained = [(i, rows) for i, rows in model.snapshots if i >= horizon]
                 for instant in [None, *(i for i, _ in retained)]:
                     for view in VIEWS:
@@ -72,8 +72,7 @@ def test_duckdb_views_follow_random_schema_changes_by_column_id(tmp_path, seed, 
     rng = random.Random(f"duckdb-{seed}")
     warehouse = tmp_path / "wh"
     path = warehouse / "trips"
-    options = {"hoodie.datasource.write.table.type": "MERGE_ON_READ",
-               "hoodie.datasource.write.partitionpath.field": "region", "hoodie.bucket.index.num.buckets": "2"}
+    options = write_options("MERGE_ON_READ", buckets=2, commits_retained=10)
     model = EvolvingHistory()
     random_evolving_write(path, rng, 1, model, options)
     with contextlib.ExitStack() as stack:

@@ -16,9 +16,11 @@ from modelkit import (
     COLUMNS,
     EvolvingHistory,
     History,
+    clean_horizon,
     random_evolving_write,
     random_schema_change,
     random_write,
+    write_options,
 )
 from writekit import hudi_rs_rows
 
@@ -32,8 +34,7 @@ def _check(path, history: History) -> None:
     latest = history.snapshots[-1][1]
     assert sorted(table.read(columns=COLUMNS).to_pylist(), key=lambda r: r["id"]) == latest
     assert hudi_rs_rows(path, COLUMNS) == latest
-    found = table.active_timeline.latest_clean()
-    horizon = found[1] if found else ""
+    horizon = clean_horizon(table)
     for instant, rows in history.snapshots[:-1]:
         if instant >= horizon:
             got = table.read(as_of=instant, columns=COLUMNS).to_pylist()
@@ -50,12 +51,7 @@ def _check(path, history: History) -> None:
 def test_random_write_histories_read_back_as_the_model_says(tmp_path, table_type, seed):
     rng = random.Random(f"{table_type}-{seed}")
     path = tmp_path / "t"
-    options = {
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.partitionpath.field": "region",
-        "hoodie.bucket.index.num.buckets": "3",
-        "hoodie.cleaner.commits.retained": "2",
-    }
+    options = write_options(table_type, buckets=3, commits_retained=2)
     history = History()
     for step in range(1, 13):
         random_write(path, rng, step, history, options)
@@ -68,8 +64,7 @@ def test_random_write_histories_read_back_as_the_model_says(tmp_path, table_type
 
 def _check_evolving(path, model: EvolvingHistory) -> None:
     table = shim.open_table(str(path))
-    found = table.active_timeline.latest_clean()
-    horizon = found[1] if found else ""
+    horizon = clean_horizon(table)
     for instant, rows in model.snapshots:
         if instant < horizon:
             continue
@@ -89,12 +84,7 @@ def _check_evolving(path, model: EvolvingHistory) -> None:
 def test_random_schema_changes_between_writes_read_back_by_column_id(tmp_path, table_type, seed):
     rng = random.Random(f"evolve-{table_type}-{seed}")
     path = tmp_path / "t"
-    options = {
-        "hoodie.datasource.write.table.type": table_type,
-        "hoodie.datasource.write.partitionpath.field": "region",
-        "hoodie.bucket.index.num.buckets": "2",
-        "hoodie.cleaner.commits.retained": "4",
-    }
+    options = write_options(table_type, buckets=2, commits_retained=4)
     model = EvolvingHistory()
     random_evolving_write(path, rng, 1, model, options)
     for step in range(2, 14):
