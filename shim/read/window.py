@@ -53,12 +53,13 @@ def check_not_cleaned(timeline: Timeline, read_instant: str, what: str) -> None:
         latest = timeline.latest_write()
         if latest is not None and instant_key(read_instant) >= instant_key(latest.requested_time):
             return
-        horizon = "it records no earliest commit to retain (file-version cleaning), so only the latest commit is safe"
+        horizon = ("it records no earliest commit to retain (file-version cleaning), so only the latest commit "
+                   "is safe. Clean with hoodie.cleaner.policy=KEEP_LATEST_COMMITS to keep older commits readable")
     else:
-        horizon = f"it retains commits from {retained} on"
+        horizon = f"it retains commits from {retained} on. Keep more commits with hoodie.cleaner.commits.retained"
     raise InvalidArgumentError(
         f"cannot read as of {read_instant} ({what}): the cleaner (clean {clean.requested_time}) deleted the "
-        f"files of older commits; {horizon}. Keep more commits with hoodie.cleaner.commits.retained",
+        f"files of older commits; {horizon}",
         instant=read_instant,
     )
 

@@ -4,7 +4,8 @@ A clean gets its own instant: `<ts>.clean.requested` holding the Avro `HoodieCle
 (`clean_plan` decides which files go), `<ts>.clean.inflight` (the plan again), the files deleted,
 and last `<ts>.clean` with the Avro `HoodieCleanMetadata`, whose `earliestCommitToRetain` tells
 readers how far back time travel still works. Only file slices no read at or after that commit
-needs are deleted, so a clean that dies halfway changes no read; the next clean finishes it first.
+needs are deleted (by file versions: none the latest commit reads), so a clean that dies halfway
+changes no read that is allowed; the next clean finishes it first.
 The caller keeps other writers from starting meanwhile (the table guard).
 """
 
