@@ -26,9 +26,14 @@ def write_options(table_type: str, buckets: int, commits_retained: int) -> dict[
 
 
 def clean_horizon(table: shim.Table) -> str:
-    """The earliest commit the latest clean retained ("" when none: every instant is readable)."""
-    found = table.active_timeline.latest_clean()
-    return found[1] if found else ""
+    """The oldest instant a read may be as of: the latest clean's earliest retained commit, or the
+    latest commit when the clean records none (file versions); "" without a clean."""
+    timeline = table.active_timeline
+    found = timeline.latest_clean()
+    if found is None:
+        return ""
+    latest = timeline.latest_write()
+    return found[1] or (latest.requested_time if latest else "")
 
 
 def row(key: int, step: int) -> dict:

@@ -4,7 +4,7 @@ every step (latest, time travel to every retained commit, incremental windows) e
 Each history mixes inserts of new keys, upserts of old and new keys (with duplicates a batch
 pre-combines by `ts`), deletes, partition and table overwrites, writes that fail (rolled back by
 the next), writes split over tasks running at once, compactions (merge-on-read) and cleans
-keeping two commits.
+keeping two commits (or two versions of each file group).
 """
 
 from __future__ import annotations
@@ -46,12 +46,16 @@ def _check(path, history: History) -> None:
         assert sorted(got, key=lambda r: r["id"]) == history.changed_after(instant), f"after {instant}"
 
 
-@pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_random_write_histories_read_back_as_the_model_says(tmp_path, table_type, seed):
-    rng = random.Random(f"{table_type}-{seed}")
+_HISTORIES = [(kind, "KEEP_LATEST_COMMITS", seed) for kind in ("COPY_ON_WRITE", "MERGE_ON_READ") for seed in range(4)]
+_HISTORIES += [(kind, "KEEP_LATEST_FILE_VERSIONS", seed) for kind in ("COPY_ON_WRITE", "MERGE_ON_READ") for seed in range(2)]
+
+
+@pytest.mark.parametrize(("table_type", "policy", "seed"), _HISTORIES)
+def test_random_write_histories_read_back_as_the_model_says(tmp_path, table_type, policy, seed):
+    rng = random.Random(f"{table_type}-{seed}" + ("" if policy == "KEEP_LATEST_COMMITS" else policy))
     path = tmp_path / "t"
     options = write_options(table_type, buckets=3, commits_retained=2)
+    options |= {"hoodie.cleaner.policy": policy, "hoodie.cleaner.fileversions.retained": "2"}
     history = History()
     for step in range(1, 13):
         random_write(path, rng, step, history, options)
