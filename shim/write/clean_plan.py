@@ -142,10 +142,9 @@ def plan_clean(table_path: str, timeline: Timeline, settings: CleanSettings,
                now: datetime.datetime | None = None) -> CleanPlan | None:
     """The clean to run now, or None when no file can go."""
     retained = earliest_commit_to_retain(timeline, settings, now)
-    replaced_by = _replaced_groups(timeline)
     if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
         partitions = list_partitions(table_path, timeline.config)
-        replaced = set(replaced_by)
+        replaced = set(_replaced_groups(timeline))
         versions = settings.file_versions_retained
 
         def outdated(group: FileGroupFiles) -> list[str]:
@@ -155,7 +154,8 @@ def plan_clean(table_path: str, timeline: Timeline, settings: CleanSettings,
     else:
         horizon = retained.requested_time
         partitions = _partitions_to_look_at(table_path, timeline, horizon)
-        replaced = {group for group, when in replaced_by.items() if instant_key(when) < instant_key(horizon)}
+        replaced = {group for group, when in _replaced_groups(timeline).items()
+                    if instant_key(when) < instant_key(horizon)}
 
         def outdated(group: FileGroupFiles) -> list[str]:
             return _outdated_files(group, timeline, horizon)
