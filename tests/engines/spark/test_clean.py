@@ -7,10 +7,13 @@ import os
 import time
 
 import fastavro
+import httpx
+import pyarrow as pa
 import pytest
 from writekit import data_files, hudi_rs_rows, shim_rows, write
 
 import shim
+from catalog.settings import Settings
 from engines.spark import clean, compact
 from engines.spark.compaction import start_compaction
 from engines.spark.job import open_config
@@ -21,6 +24,7 @@ from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_r
 from shim.write.clean import clean_table
 from shim.write.clean_plan import CleanSettings, earliest_commit_to_retain, plan_clean
 from shim.write.table_init import write_atomically
+from tests.catalog.servekit import live_server
 
 COLUMNS = ["id", "ts", "region", "fare"]
 KEEP_2 = {"hoodie.cleaner.commits.retained": "2", "hoodie.datasource.write.partitionpath.field": "region"}
@@ -308,3 +312,18 @@ def test_keep_latest_by_hours_retains_the_writes_of_the_last_hours(tmp_path):
     assert all(v == instants[1:] for v in base_instants(path).values())
     # hours later nothing is recent: nothing is retained for sure, so nothing more goes
     assert clean_table(str(path), config, settings, now=third + datetime.timedelta(hours=5)) == []
+
+
+def test_the_http_api_refuses_instants_the_cleaner_no_longer_retains(tmp_path):
+    path = tmp_path / "wh" / "trips"
+    instants = versions_written(path, range(4), 4, **KEEP_2)
+    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:")) as live, \
+            httpx.Client(base_url=live.url) as client:
+        for request in (lambda at: client.get("/v1/tables/trips/files", params={"as_of": at}),
+                        lambda at: client.post("/v1/tables/trips/scan", json={"as_of": at})):
+            refused = request(instants[1])
+            assert refused.status_code == 422
+            assert "the cleaner (clean " in refused.json()["error"]["message"]
+            assert request(instants[2]).status_code == 200
+        rows = pa.ipc.open_stream(client.post("/v1/tables/trips/scan", json={"as_of": instants[2]}).content)
+        assert sorted(rows.read_all().column("fare").to_pylist()) == [200.0 + i for i in range(4)]
