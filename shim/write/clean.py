@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 
 from shim import storage
-from shim.errors import WriteError
+from shim.errors import CorruptFileError, WriteError
 from shim.properties import TableConfig
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.timeline import Timeline
@@ -54,7 +54,11 @@ def clean_table(table_path: str, config: TableConfig, settings: CleanSettings | 
         path = os.path.join(hoodie, f"{pending.requested_time}.clean.requested")
         if not os.path.exists(path):
             path = os.path.join(hoodie, f"{pending.requested_time}.clean.inflight")
-        interrupted = CleanPlan.from_avro(decode_avro_record(storage.read_bytes(path)), path)
+        try:
+            record = decode_avro_record(storage.read_bytes(path))
+        except (ValueError, EOFError) as exc:  # fastavro's errors for bytes that are not an Avro container
+            raise CorruptFileError(f"{path}: the interrupted clean's plan does not decode: {exc}", path=path) from exc
+        interrupted = CleanPlan.from_avro(record, path)
         results.append(_run(table_path, pending.requested_time, interrupted))
     if results:
         timeline = Timeline.load(table_path, config)

@@ -18,7 +18,7 @@ from engines.spark import clean, compact
 from engines.spark.compaction import start_compaction
 from engines.spark.job import open_config
 from engines.spark.options import clean_settings
-from shim.errors import InvalidArgumentError
+from shim.errors import CorruptFileError, InvalidArgumentError, WriteError
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
 from shim.write.clean import clean_table
@@ -195,13 +195,13 @@ def test_a_pending_write_holds_back_the_earliest_retained_commit(tmp_path):
 
 def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     path = tmp_path / "t"
-    versions_written(path, range(4), 4, **NO_CLEAN)
+    instants = versions_written(path, range(4), 4, **NO_CLEAN)
     config = open_config(str(path))
     assert config is not None
     keep_1 = CleanSettings(commits_retained=1)
     plan = plan_clean(str(path), Timeline.load(str(path), config), keep_1)
     assert plan is not None
-    stamp = "20991231000000000"  # the clean died after its plan and one deletion
+    stamp = str(int(instants[-1]) + 1)  # the clean died after its plan and one deletion
     write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(str(path))))
     first = next(iter(plan.files.items()))
@@ -213,6 +213,19 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     assert len(results[0].deleted) == sum(len(v) for v in plan.files.values()) - 1
     assert os.path.exists(os.path.join(path, ".hoodie", f"{stamp}.clean"))
     assert shim_rows(path) == expected == sorted(hudi_rs_rows(path, COLUMNS), key=lambda r: r["id"])
+
+
+def test_a_broken_clean_plan_fails_the_clean_naming_it_after_the_commit_completed(tmp_path):
+    path = tmp_path / "t"
+    instants = versions_written(path, range(2), 2, **NO_CLEAN)
+    stamp = str(int(instants[-1]) + 1)  # a clean that died before its plan was whole
+    write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"), b"not avro")
+    with pytest.raises(WriteError, match=rf"commit (\d+) completed, but the clean after it failed: .*"
+                                         rf"{stamp}.clean.requested: the interrupted clean's plan does not decode"):
+        write(path, trips(range(2), 7), **KEEP_2)
+    assert [r["fare"] for r in shim_rows(path)] == [700.0, 701.0]  # the data is committed
+    with pytest.raises(CorruptFileError, match="clean.requested"):
+        clean(str(path))
 
 
 def test_replaced_file_groups_go_once_the_replacement_is_older_than_the_horizon(tmp_path):
