@@ -9,7 +9,7 @@ import pyarrow as pa
 from writekit import write
 
 import shim
-from engines.spark import alter_table
+from engines.spark import alter_table, compact
 
 COLUMNS = ["id", "ts", "region", "fare"]
 KEYS = 40
@@ -221,3 +221,16 @@ def random_evolving_write(path, rng: random.Random, step: int, model: EvolvingHi
         for row in rows:
             model.rows[row["id"]] = row
     model.record(instant)
+
+
+def random_evolving_step(path, rng: random.Random, step: int, model: EvolvingHistory, options: dict[str, str], *,
+                         change_rate: float, compact_rate: float = 0.0) -> None:
+    """A schema change (with probability `change_rate`) or a write; then, on a merge-on-read
+    table, a compaction with probability `compact_rate` (a commit that changes no row)."""
+    if rng.random() < change_rate:
+        random_schema_change(path, rng, step, model)
+    else:
+        random_evolving_write(path, rng, step, model, options)
+    merge_on_read = options.get("hoodie.datasource.write.table.type") == "MERGE_ON_READ"
+    if merge_on_read and compact_rate and rng.random() < compact_rate and (instant := compact(str(path))):
+        model.record(instant)

@@ -11,8 +11,8 @@ import pytest
 from modelkit import (
     EvolvingHistory,
     clean_horizon,
+    random_evolving_step,
     random_evolving_write,
-    random_schema_change,
     write_options,
 )
 
@@ -20,7 +20,6 @@ from catalog import Catalog, Settings
 from catalog.service import ScanRequest
 from catalog.views import VIEWS
 from engines.duckdb import connect
-from engines.spark import compact
 from tests.catalog.servekit import live_server
 
 
@@ -40,12 +39,7 @@ def test_a_long_lived_catalog_follows_random_histories(tmp_path, table_type, see
     live = _catalog(warehouse)
     try:
         for step in range(2, 14):
-            if rng.random() < 0.35:
-                random_schema_change(path, rng, step, model)
-            else:
-                random_evolving_write(path, rng, step, model, options)
-            if table_type == "MERGE_ON_READ" and rng.random() < 0.2 and (instant := compact(str(path))):
-                model.record(instant)
+            random_evolving_step(path, rng, step, model, options, change_rate=0.35, compact_rate=0.2)
             fresh = _catalog(warehouse)
             try:
                 horizon = clean_horizon(live.table("trips"))
@@ -87,10 +81,7 @@ def _follow_in_duckdb(source: str, path, rng: random.Random, model: EvolvingHist
     con = connect(source)
     registered = dict(model.ids)
     for step in range(2, 16):
-        if rng.random() < 0.5:
-            random_schema_change(path, rng, step, model)
-        else:
-            random_evolving_write(path, rng, step, model, options)
+        random_evolving_step(path, rng, step, model, options, change_rate=0.5)
         rows = con.sql("SELECT * FROM trips ORDER BY id").arrow().read_all().to_pylist()
         assert rows == model.seen_through(registered), f"step {step}"
         if rng.random() < 0.4:

@@ -19,6 +19,7 @@ from engines.spark.compaction import start_compaction
 from engines.spark.job import open_config
 from engines.spark.options import clean_settings
 from shim.errors import CorruptFileError, InvalidArgumentError, WriteError
+from shim.properties import TableConfig
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
 from shim.write.clean import clean_table
@@ -35,6 +36,12 @@ MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 def trips(ids: range, version: int) -> list[dict]:
     return [{"id": f"k{i}", "ts": version, "region": "eu" if i % 2 else "us", "fare": float(version * 100 + i)}
             for i in ids]
+
+
+def table_config(path) -> TableConfig:  # type: ignore[no-untyped-def]
+    config = open_config(str(path))
+    assert config is not None
+    return config
 
 
 def versions_written(path, ids: range, count: int, **options: str) -> list[str]:
@@ -161,8 +168,7 @@ def test_slices_a_pending_compaction_reads_are_kept(tmp_path):
     options = {**MOR, **NO_CLEAN, "hoodie.client.heartbeat.interval_in_ms": "100"}
     write(path, trips(range(4), 0), **options)
     write(path, trips(range(4), 1), **options)
-    config = open_config(str(path))
-    assert config is not None
+    config = table_config(path)
     job = start_compaction(str(path), config, timeout_s=0.2)
     assert job is not None
     time.sleep(0.3)  # its writer is gone; the plan stays pending
@@ -179,8 +185,7 @@ def test_slices_a_pending_compaction_reads_are_kept(tmp_path):
 def test_a_pending_write_holds_back_the_earliest_retained_commit(tmp_path):
     path = tmp_path / "t"
     instants = versions_written(path, range(2), 5, **NO_CLEAN)
-    config = open_config(str(path))
-    assert config is not None
+    config = table_config(path)
     keep_1 = CleanSettings(commits_retained=1)
     assert earliest_commit_to_retain(Timeline.load(str(path), config), keep_1).requested_time == instants[4]
     # a writer (of another engine) started between commits 2 and 3 and has not finished
@@ -196,8 +201,7 @@ def test_a_pending_write_holds_back_the_earliest_retained_commit(tmp_path):
 def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     path = tmp_path / "t"
     instants = versions_written(path, range(4), 4, **NO_CLEAN)
-    config = open_config(str(path))
-    assert config is not None
+    config = table_config(path)
     keep_1 = CleanSettings(commits_retained=1)
     plan = plan_clean(str(path), Timeline.load(str(path), config), keep_1)
     assert plan is not None
@@ -312,8 +316,7 @@ def test_keep_latest_file_versions_keeps_the_newest_slices_of_each_file_group(tm
 def test_keep_latest_by_hours_retains_the_writes_of_the_last_hours(tmp_path):
     path = tmp_path / "t"
     instants = versions_written(path, range(2), 3, **NO_CLEAN)
-    config = open_config(str(path))
-    assert config is not None
+    config = table_config(path)
     hours = {"hoodie.cleaner.policy": "KEEP_LATEST_BY_HOURS", "hoodie.cleaner.hours.retained": "1"}
     assert clean(str(path), hours) == []  # all three commits are from the last hour
     third = datetime.datetime.strptime(instants[2][:14], "%Y%m%d%H%M%S").replace(

@@ -10,13 +10,12 @@ import pytest
 from modelkit import (
     EvolvingHistory,
     clean_horizon,
+    random_evolving_step,
     random_evolving_write,
-    random_schema_change,
     write_options,
 )
 
 import shim
-from engines.spark import compact
 
 pytestmark = pytest.mark.spark
 
@@ -29,12 +28,7 @@ def test_spark_reads_follow_random_histories(spark, tmp_path, seed):  # type: ig
     model = EvolvingHistory()
     random_evolving_write(path, rng, 1, model, options)
     for step in range(2, 12):
-        if rng.random() < 0.4:
-            random_schema_change(path, rng, step, model)
-        else:
-            random_evolving_write(path, rng, step, model, options)
-        if rng.random() < 0.2 and (instant := compact(str(path))):
-            model.record(instant)
+        random_evolving_step(path, rng, step, model, options, change_rate=0.4, compact_rate=0.2)
         frame = spark.read.format("hudi_shim").load(str(path))
         data = [c for c in frame.columns if not c.startswith("_hoodie")]
         assert data == model.schema().names, step

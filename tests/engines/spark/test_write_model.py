@@ -17,8 +17,8 @@ from modelkit import (
     EvolvingHistory,
     History,
     clean_horizon,
+    random_evolving_step,
     random_evolving_write,
-    random_schema_change,
     random_write,
     write_options,
 )
@@ -92,12 +92,5 @@ def test_random_schema_changes_between_writes_read_back_by_column_id(tmp_path, t
     model = EvolvingHistory()
     random_evolving_write(path, rng, 1, model, options)
     for step in range(2, 14):
-        if rng.random() < 0.4:
-            random_schema_change(path, rng, step, model)
-        else:
-            random_evolving_write(path, rng, step, model, options)
-        if table_type == "MERGE_ON_READ" and rng.random() < 0.2:
-            instant = compact(str(path))
-            if instant is not None:
-                model.record(instant)
+        random_evolving_step(path, rng, step, model, options, change_rate=0.4, compact_rate=0.2)
         _check_evolving(path, model)
