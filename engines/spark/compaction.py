@@ -31,6 +31,7 @@ from engines.spark.options import (
     HEARTBEAT_INTERVAL,
     HEARTBEAT_MISSES,
     flag,
+    parquet_settings,
 )
 from engines.spark.task import KeepAlive, TaskInfo
 from engines.spark.txn import Transaction, abandon, complete, recover, table_guard
@@ -51,6 +52,7 @@ from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
 from shim.write.data_files import avro_record_schema, write_base_file
 from shim.write.markers import IOType, create_marker
+from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings
 from shim.write.rollback import rollback_failed_write
 from shim.write.write_schema import data_arrow_schema
 
@@ -68,6 +70,7 @@ class CompactionJob:
     schema_json: str
     operations: tuple[dict[str, Any], ...]
     bloom_filter: bool = True
+    parquet: ParquetSettings = DEFAULT_PARQUET
 
     @property
     def instant(self) -> str:
@@ -91,13 +94,13 @@ def compact(location: str, spark: Any = None, options: Mapping[str, str] | None 
     if not config.is_mor:
         raise UnsupportedFeatureError(f"{table_path}: only merge-on-read tables are compacted", feature="compact-cow")
     opts = dict(options or {})
-    bloom_filter = flag(opts, BLOOM_FILTER, True)  # checked before anything is written
+    bloom_filter, parquet = flag(opts, BLOOM_FILTER, True), parquet_settings(opts)  # checked before any write
     timeout = int(opts.get(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS)) * int(
         opts.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES)) / 1000.0
     job = start_compaction(table_path, config, timeout)
     if job is None:
         return None
-    job = dataclasses.replace(job, bloom_filter=bloom_filter)
+    job = dataclasses.replace(job, bloom_filter=bloom_filter, parquet=parquet)
     try:
         if spark is not None and job.operations:
             ops = list(job.operations)
@@ -214,6 +217,7 @@ def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
             job.table_path, job.config, partition_path=partition, file_id=file_id, instant=job.instant,
             write_token=task.write_token, data=data, partition_id=task.partition_id,
             prev_commit=op.get("baseInstantTime"), preserve_meta=True, bloom_filter=job.bloom_filter,
+            parquet=job.parquet,
         )
         if state.base is not None and state.base.file_name != name:
             try:

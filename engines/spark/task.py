@@ -13,6 +13,7 @@ file's marker is created before the file.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import threading
 import time
@@ -43,7 +44,7 @@ from shim.bloom import BLOOM_FILTER_KEY
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
 from shim.log.blocks import HeaderKey
-from shim.log.writer import encode_delete_block, write_log_file
+from shim.log.writer import encode_delete_block, encode_parquet_data_block, write_log_file
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.base_files import parquet_footer
@@ -170,20 +171,6 @@ def _rotated(groups: list[GroupRows], partition_id: int) -> list[GroupRows]:
 
 
 _HAND_OVER_TRIES = 4
-_UNIQUE_META = ("_hoodie_commit_seqno", "_hoodie_record_key")
-_NO_STATISTICS = ("_hoodie_commit_seqno", "_hoodie_partition_path", "_hoodie_file_name")
-
-
-def parquet_options(columns: list[str], key_fields: tuple[str, ...]) -> dict[str, object]:
-    """Parquet settings of a base file: no dictionary for per-record unique columns (sequence
-    numbers, keys), no statistics for meta columns nobody filters on."""
-    unique = set(_UNIQUE_META) | (set(key_fields) if len(key_fields) == 1 else set())
-    return {
-        "use_dictionary": [c for c in columns if c not in unique],
-        "write_statistics": [c for c in columns if c not in _NO_STATISTICS],
-    }
-
-
 class _GroupWriter:
     def __init__(self, plan: WritePlan, task: TaskInfo) -> None:
         self.plan = plan
@@ -335,7 +322,7 @@ class _GroupWriter:
             plan.table_path, plan.config, partition_path=state.partition_path, file_id=state.file_id,
             instant=plan.instant, write_token=self.task.write_token, data=merged,
             partition_id=self.task.partition_id, prev_commit=prev_commit, preserve_meta=True,
-            parquet_options=parquet_options(merged.column_names, plan.options.record_key_fields),
+            parquet=plan.options.parquet,
             bloom_filter=plan.options.bloom_filter,
             bloom_from=_bloom_to_extend(prev_path, steps) if plan.options.bloom_filter and not deletes else None,
         )
@@ -377,10 +364,8 @@ class _GroupWriter:
         version = next_log_version(folder, state.file_id, base_instant)
         name = log_file_name(state.file_id, base_instant, version, self.task.write_token)
         blocks = []
-        if data.num_rows:
-            full = self._meta(data, keys, partition, name)
-            schema = avro_record_schema(plan.config.name, full.schema)
-            blocks.append(encode_data_block(full, schema, {HeaderKey.INSTANT_TIME: plan.instant}))
+        if data.num_rows:  # log records name their file group, as Hudi's append handle writes them
+            blocks.append(self._data_block(self._meta(data, keys, partition, state.file_id)))
         if len(group.delete_keys):
             keys = group.delete_keys.to_pylist()
             blocks.append(encode_delete_block(
@@ -405,6 +390,17 @@ class _GroupWriter:
             log_version=version,
         )
         return dataclasses.replace(state, logs=state.logs + (stat,)), name
+
+    def _data_block(self, records: pa.Table) -> bytes:
+        """An Avro or Parquet data block of `records` (`hoodie.logfile.data.block.format`)."""
+        plan = self.plan
+        schema = avro_record_schema(plan.config.name, records.schema)
+        if plan.options.log_block_format == "parquet":
+            header = {HeaderKey.INSTANT_TIME: plan.instant, HeaderKey.SCHEMA: json.dumps(schema)}
+            settings = plan.options.parquet
+            return encode_parquet_data_block(records, header, row_group_size=settings.row_group_rows(records),
+                                             **settings.writer_options(records.column_names, plan.options.record_key_fields))
+        return encode_data_block(records, schema, {HeaderKey.INSTANT_TIME: plan.instant})
 
     def _precombine_fields(self) -> tuple[str, ...]:
         return self.plan.options.ordering_fields if self.plan.options.combine else ()

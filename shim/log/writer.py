@@ -101,14 +101,15 @@ def encode_avro_data_block(table: pa.Table, avro_schema: Mapping[str, Any], head
     return encode_block(BlockType.AVRO_DATA, full_header, b"".join(parts))
 
 
-def encode_parquet_data_block(table: pa.Table, header: Header, compression: str = "gzip") -> bytes:
-    """A PARQUET_DATA block: the whole Parquet file of `table` (Hudi's default codec is gzip).
+def encode_parquet_data_block(table: pa.Table, header: Header, **parquet_options: Any) -> bytes:
+    """A PARQUET_DATA block: the whole Parquet file of `table`, written with `parquet_options`
+    (`pyarrow.parquet.write_table` arguments; snappy unless `compression` says otherwise).
 
     The header must carry INSTANT_TIME and SCHEMA (the writer's Avro schema).
     """
     _require(header, HeaderKey.INSTANT_TIME, HeaderKey.SCHEMA)
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=compression)
+    pq.write_table(table, sink, **{"compression": "snappy", **parquet_options})
     return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue())
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import datetime
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -28,6 +27,7 @@ from shim.log.writer import encode_avro_data_block, encode_delete_block, write_l
 from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.storage import join, list_names
+from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
@@ -140,7 +140,7 @@ def write_base_file(
     prev_commit: str | None = None,
     num_updates: int = 0,
     preserve_meta: bool = False,
-    parquet_options: Mapping[str, Any] | None = None,
+    parquet: ParquetSettings = DEFAULT_PARQUET,
     bloom_filter: bool = True,
     bloom_from: tuple[str, pa.Array] | None = None,
 ) -> FileWrite:
@@ -148,8 +148,8 @@ def write_base_file(
 
     With `preserve_meta`, `data` already holds the five meta columns first (records carried over
     from an older file keep their commit time and sequence number, as Hudi's merge and compaction
-    keep them); only `_hoodie_file_name` is set to the new file. `parquet_options` go to
-    `pyarrow.parquet.write_table` (which columns get dictionaries and statistics, for example).
+    keep them); only `_hoodie_file_name` is set to the new file. `parquet`: codec, dictionaries
+    and row group size.
     `bloom_filter` puts Hudi's record-key bloom filter into the footer, as Hudi does unless
     `hoodie.parquet.bloom.filter.enabled` is false. `bloom_from` = (the filter of the file
     this one rewrites, the keys added to it): when `data` holds that file's keys and these only,
@@ -177,17 +177,16 @@ def write_base_file(
         metadata[b"hoodie_min_record_key"] = bounds["min"].as_py().encode()
         metadata[b"hoodie_max_record_key"] = bounds["max"].as_py().encode()
     path = os.path.join(folder, name)
-    options: dict[str, Any] = {"compression": "snappy", **(parquet_options or {})}
     table = full.replace_schema_metadata(metadata)
+    options = parquet.writer_options(table.column_names, config.record_key_fields)
+    row_group = parquet.row_group_rows(table)
     # Hudi's bloom index and metadata table look keys up in a filter in every base file's footer.
     # It is hashed while the rows are encoded (both release the GIL); the footer is written last.
-    if not bloom_filter:
-        pq.write_table(table, path, **options)
-    else:
-        with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
-            bloom = pool.submit(_bloom_filter, keys, bloom_from)
-            with pq.ParquetWriter(path, table.schema, **options) as writer:
-                writer.write_table(table)
+    with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
+        bloom = pool.submit(_bloom_filter, keys, bloom_from) if bloom_filter else None
+        with pq.ParquetWriter(path, table.schema, **options) as writer:
+            writer.write_table(table, row_group_size=row_group)
+            if bloom is not None:
                 writer.add_key_value_metadata({BLOOM_FILTER_KEY: bloom.result(), TYPE_CODE_KEY: DYNAMIC_V0})
     return FileWrite(
         partition_path=partition_path,
@@ -243,7 +242,8 @@ def write_log_blocks(
     blocks = []
     written = 0
     if upserts is not None and upserts.num_rows:
-        full = with_meta_columns(upserts, config, instant=instant, file_name=name, partition_id=partition_id)
+        # Log records name their file group in `_hoodie_file_name`, as Hudi's append handle does.
+        full = with_meta_columns(upserts, config, instant=instant, file_name=file_id, partition_id=partition_id)
         schema = avro_record_schema(config.name, full.schema)
         header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: json.dumps(schema)}
         blocks.append(encode_avro_data_block(full, schema, header))
