@@ -8,6 +8,7 @@ both writers are warmed up by one untimed write of all rows (the JVM's code path
   upsert of 10% of the keys     vs  df.write.parquet of those 10%.
 Ratios are plain-Parquet time / hudi_shim time (>= 0.5 means at most twice as slow). Also timed:
 a Python data source that only receives the rows (the floor for any writer in Python).
+`--log-block-format parquet` writes merge-on-read changes as Parquet data blocks (Avro by default).
 `--no-bloom-filter` leaves Hudi's record-key bloom filter out of base files.
 `--repartition` first shuffles the rows by bucket (engines.spark.repartition_by_bucket); the
 shuffle is timed as part of the hudi_shim write.
@@ -85,8 +86,9 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def hudi_options(kind: str, buckets: int, bloom_filter: bool = True) -> dict[str, str]:
+def hudi_options(kind: str, buckets: int, bloom_filter: bool = True, log_blocks: str = "avro") -> dict[str, str]:
     return {
+        "hoodie.logfile.data.block.format": log_blocks,
         "hoodie.parquet.bloom.filter.enabled": str(bloom_filter).lower(),
         "hoodie.table.name": "trips",
         "hoodie.datasource.write.recordkey.field": "id",
@@ -110,7 +112,7 @@ def bench_table_type(kind: str, base: Any, updates: Any, root: str, args: argpar
     """Best insert and upsert times into new tables of one type."""
     import shim
 
-    options = hudi_options(kind, args.buckets, not args.no_bloom_filter)
+    options = hudi_options(kind, args.buckets, not args.no_bloom_filter, args.log_block_format)
     hudi_write(base, options, "insert", os.path.join(root, f"warm-{kind}"), args.repartition)  # warms the JVM too
     inserts: list[float] = []
     upserts: list[float] = []
@@ -133,6 +135,7 @@ def main() -> None:
     parser.add_argument("--table-type", choices=["cow", "mor", "both"], default="both")
     parser.add_argument("--repartition", action="store_true")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--log-block-format", choices=["avro", "parquet"], default="avro")
     parser.add_argument("--no-bloom-filter", action="store_true",
                         help="hoodie.parquet.bloom.filter.enabled=false (no record-key bloom filter in base files)")
     args = parser.parse_args()
@@ -151,7 +154,7 @@ def main() -> None:
                            for _ in range(args.repeat))
         print(f"rows {args.rows:,} in {base.rdd.getNumPartitions()} Spark partitions, updates {updates.count():,}, "
               f"buckets {args.buckets}, repartition by bucket: {args.repartition}, "
-              f"bloom filter: {not args.no_bloom_filter}")
+              f"bloom filter: {not args.no_bloom_filter}, log blocks: {args.log_block_format}")
         spark.dataSource.register(counting_source())
         base.write.format("bench_count_rows").mode("append").save()
         receive = min(timed(lambda: base.write.format("bench_count_rows").mode("append").save())
