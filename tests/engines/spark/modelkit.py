@@ -25,6 +25,11 @@ def write_options(table_type: str, buckets: int, commits_retained: int) -> dict[
     }
 
 
+def some_log_format(rng: random.Random, options: dict[str, str]) -> dict[str, str]:
+    """`options` with Avro or Parquet log data blocks, at random (both may follow each other)."""
+    return {**options, "hoodie.logfile.data.block.format": rng.choice(["avro", "parquet"])}
+
+
 def clean_horizon(table: shim.Table) -> str:
     """The oldest instant a read may be as of: the latest clean's earliest retained commit, or the
     latest commit when the clean records none (file versions); "" without a clean."""
@@ -76,6 +81,7 @@ _KINDS = ["insert", "upsert", "upsert", "upsert", "delete", "insert_overwrite", 
 
 def random_write(path, rng: random.Random, step: int, history: History, options: dict[str, str]) -> None:
     existing = sorted(history.rows)
+    options = some_log_format(rng, options)
     kind = rng.choice(_KINDS if existing else ["insert"])
     tasks = rng.choice([1, 2])
     together = tasks > 1 and rng.random() < 0.5
@@ -205,6 +211,7 @@ def random_schema_change(path, rng: random.Random, step: int, model: EvolvingHis
 
 def random_evolving_write(path, rng: random.Random, step: int, model: EvolvingHistory, options: dict[str, str]) -> None:
     existing = sorted(model.rows)
+    options = some_log_format(rng, options)
     kind = rng.choice(["upsert", "upsert", "delete"] if existing else ["upsert"])
     if kind == "delete":
         keys = rng.sample(existing, k=min(len(existing), rng.randint(1, 5)))
