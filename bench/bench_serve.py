@@ -9,6 +9,7 @@ The server runs as a separate process (`hudi-shim serve`), on a loopback port. C
 turn, round after round, so a shared machine's changing speed weighs on each alike; ratios compare
 the fastest runs (medians beside them).
 Targets: HTTP stream >= 0.8x the in-process throughput; the selective query <= 2x plain Parquet.
+Also measured: the stream with lz4 compression (for slow networks) and the bytes each sends.
 """
 
 from __future__ import annotations
@@ -150,6 +151,15 @@ def count(reader: pa.RecordBatchReader) -> int:
     return sum(batch.num_rows for batch in reader)
 
 
+def wire_bytes(url: str, mode: str, compression: str | None) -> int:
+    """Bytes of the scan's HTTP response body."""
+    import httpx
+
+    body = {"mode": mode, **({"compression": compression} if compression else {})}
+    with httpx.stream("POST", f"{url}/v1/tables/bench/scan", json=body, timeout=300) as response:
+        return sum(len(chunk) for chunk in response.iter_raw())
+
+
 def http_vs_in_process(table_path: str, url: str, repeat: int) -> dict[str, object]:
     """Whole-table scans (all columns): streamed from the server vs iterated in this process.
 
@@ -158,15 +168,20 @@ def http_vs_in_process(table_path: str, url: str, repeat: int) -> dict[str, obje
 
     results: dict[str, object] = {}
     table = shim.open_table(table_path)
-    client = ShimClient(url)
+    client, lz4 = ShimClient(url), ShimClient(url, compression="lz4")
     for mode in ("snapshot", "read_optimized"):
         count(client.scan_batches("bench", mode=mode))  # warm-up: the server opens the table
         timed = interleaved(repeat, {
             "local": partial(lambda m: count(table.scan(mode=m)), mode),
             "http": partial(lambda m: count(client.scan_batches("bench", mode=m)), mode),
+            "http_lz4": partial(lambda m: count(lz4.scan_batches("bench", mode=m)), mode),
         })
         (t_local, m_local, n_local), (t_http, m_http, n_http) = timed["local"], timed["http"]
-        assert n_local == n_http, (n_local, n_http)
+        t_lz4, _, n_lz4 = timed["http_lz4"]
+        assert n_local == n_http == n_lz4, (n_local, n_http, n_lz4)
+        results[f"{mode}_http_lz4_vs_in_process_throughput"] = round(t_local / t_lz4, 2)
+        results[f"{mode}_wire_bytes"], results[f"{mode}_wire_bytes_lz4"] = wire_bytes(url, mode, None), \
+            wire_bytes(url, mode, "lz4")
         results[f"{mode}_rows"] = n_local
         results[f"{mode}_in_process_s"] = round(t_local, 3)
         results[f"{mode}_http_s"] = round(t_http, 3)
@@ -235,6 +250,8 @@ def main() -> None:
     for mode in ("snapshot", "read_optimized"):
         print(f"HTTP stream {mode:<15} = {results[f'{mode}_http_vs_in_process_throughput']}x in-process "
               f"throughput (medians {results[f'{mode}_http_vs_in_process_throughput_median']}x; target >= 0.8x)")
+        print(f"  with lz4 compression: {results[f'{mode}_http_lz4_vs_in_process_throughput']}x on loopback; "
+              f"{results[f'{mode}_wire_bytes_lz4']:,} bytes sent instead of {results[f'{mode}_wire_bytes']:,}")
     for label in ("snapshot", "read_optimized", "snapshot_http"):
         print(f"selective DuckDB {label:<14} = {results[f'selective_{label}_vs_plain_time']}x plain Parquet "
               f"time (medians {results[f'selective_{label}_vs_plain_time_median']}x; target <= 2x)")

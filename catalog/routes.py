@@ -150,7 +150,8 @@ def scan(request: Request, name: str, body: ScanBody) -> StreamingResponse:
     except BaseException:
         reader.close()
         raise
-    chunks = ipc_stream(reader, catalog.limits, limit=body.limit, first=first, started=started)
+    chunks = ipc_stream(reader, catalog.limits, limit=body.limit, first=first, started=started,
+                        compression=body.compression)
     return StreamingResponse(prefetched(chunks), media_type=MEDIA_TYPE)
 
 

@@ -58,24 +58,26 @@ EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 class _Encoder:
     """IPC stream messages: the schema, then per batch its message (one copy, in Arrow).
 
-    Batches with dictionary-encoded columns go through a stream writer of their own, which writes
-    each dictionary before the batch: a stream may replace a dictionary between batches, so every
-    batch carries the dictionaries it needs (partition columns: one value each).
+    Batches with dictionary-encoded columns, custom metadata or compressed buffers go through a
+    stream writer of their own, which writes each dictionary before the batch: a stream may
+    replace a dictionary between batches, so every batch carries the dictionaries it needs
+    (partition columns: one value each).
     """
 
-    def __init__(self, schema: pa.Schema) -> None:
+    def __init__(self, schema: pa.Schema, compression: str | None = None) -> None:
         self.schema = schema
         self._schema_message = schema.serialize()
-        self._dictionaries = _has_dictionary(schema)
+        self._options = pa.ipc.IpcWriteOptions(compression=compression)
+        self._plain = compression is None and not _has_dictionary(schema)
 
     def start(self) -> memoryview:
         return memoryview(self._schema_message)
 
     def batch(self, batch: pa.RecordBatch, metadata: dict[bytes, bytes] | None = None) -> memoryview:
-        if not self._dictionaries and metadata is None:
+        if self._plain and metadata is None:
             return memoryview(batch.serialize())
         sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, self.schema) as writer:
+        with pa.ipc.new_stream(sink, self.schema, options=self._options) as writer:
             writer.write_batch(batch, custom_metadata=metadata)
         # The writer's output starts with the schema message, already sent, and ends with the EOS.
         return memoryview(sink.getvalue())[self._schema_message.size:-len(EOS)]
@@ -112,10 +114,12 @@ def ipc_stream(
     limit: int | None = None,
     first: pa.RecordBatch | None = None,
     started: float | None = None,
+    compression: str | None = None,
 ) -> Iterator[bytes | memoryview]:
     """Arrow IPC stream chunks of `reader`'s rows (at most `limit`), `first` being a batch already
-    taken from it. The reader is closed when the stream ends, fails or is dropped."""
-    encoder = _Encoder(reader.schema)
+    taken from it; `compression` ("lz4" or "zstd") compresses each batch's buffers (the byte limit
+    counts what is sent). The reader is closed when the stream ends, fails or is dropped."""
+    encoder = _Encoder(reader.schema, compression)
     start = time.monotonic() if started is None else started
     rows = sent = 0
     try:

@@ -74,6 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--warehouse", help="folder of tables (or one table's folder), read in-process")
     where.add_argument("--url", help="a hudi-shim server, e.g. http://127.0.0.1:8080")
     sql.add_argument("--token", help="the server's bearer token (default: $HUDI_SHIM_TOKEN)")
+    sql.add_argument("--compression", choices=["lz4", "zstd"],
+                     help="scans from the server come compressed (for slow networks; --url only)")
     sql.add_argument("--as-of", help="query the tables as of this instant (time travel)")
     sql.add_argument("query", help="SQL, e.g. \"SELECT city, count(*) FROM trips GROUP BY city\"")
     sql.add_argument("--format", default="table", choices=FORMATS)
@@ -139,7 +141,7 @@ def _sql(args: argparse.Namespace) -> int:
     from engines.duckdb import connect
 
     token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
-    con = connect(args.url or args.warehouse, token=token, as_of=args.as_of)
+    con = connect(args.url or args.warehouse, token=token, as_of=args.as_of, compression=args.compression)
     try:
         result = con.execute(args.query).to_arrow_table()
     except Exception as exc:  # DuckDB's own errors (syntax, binder) share no base class with ours

@@ -64,6 +64,7 @@ def connect(
     *,
     token: str | None = None,
     as_of: str | None = None,
+    compression: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with a view per table and mode (`<table>`, `<table>_ro`).
 
@@ -72,6 +73,8 @@ def connect(
         connection: register the views on this connection instead of a new in-memory one (or again,
             after tables changed shape or new ones appeared).
         token: the server's bearer token (URL only).
+        compression: "lz4" or "zstd": scans from the server come compressed (URL only; see
+            `engines.http.ShimClient`).
         as_of: every view reads its table as of this instant, schema included (time travel:
             `yyyyMMddHHmmssSSS` or `yyyy-MM-dd[ HH:mm:ss]`); tables with no commit by then are left out.
     """
@@ -81,7 +84,7 @@ def connect(
     if warehouse_or_url.startswith(("http://", "https://")):
         from engines.http import ShimClient
 
-        source = RemoteSource(ShimClient(warehouse_or_url, token=token), as_of)
+        source = RemoteSource(ShimClient(warehouse_or_url, token=token, compression=compression), as_of)
     else:
         from catalog.service import Catalog
         from catalog.settings import MEMORY, Settings

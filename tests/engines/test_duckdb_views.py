@@ -32,12 +32,12 @@ def server(warehouse):
         yield live
 
 
-@pytest.fixture(params=["local", "http"])
+@pytest.fixture(params=["local", "http", "http-lz4"])
 def con(request, warehouse):
     if request.param == "local":
         return connect(str(warehouse.root))
     server = request.getfixturevalue("server")
-    return connect(server.url, token=TOKEN)
+    return connect(server.url, token=TOKEN, compression="lz4" if request.param == "http-lz4" else None)
 
 
 @pytest.fixture
@@ -163,10 +163,12 @@ def test_cli_sql_prints_rows(warehouse, capsysbinary):
                                                     {"city": "sf", "total": 16.0}]
 
 
-def test_cli_sql_over_http_with_token(server, capsysbinary, monkeypatch):
+@pytest.mark.parametrize("compression", [[], ["--compression", "zstd"]])
+def test_cli_sql_over_http_with_token(server, capsysbinary, monkeypatch, compression):
     monkeypatch.setenv("HUDI_SHIM_TOKEN", TOKEN)
-    assert main(["sql", "--url", server.url, "SELECT count(*) AS n FROM trips_ro", "--format", "csv"]) == 0
-    assert capsysbinary.readouterr().out.decode().splitlines() == ['"n"', "4"]
+    query = "SELECT count(*) AS n, sum(amount) AS total FROM trips_ro"
+    assert main(["sql", "--url", server.url, query, "--format", "csv", *compression]) == 0
+    assert capsysbinary.readouterr().out.decode().splitlines() == ['"n","total"', "4,16"]
 
 
 def test_cli_sql_bad_query_exits_1_with_message(warehouse, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import httpx
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -11,8 +12,10 @@ import pytest
 import shim
 from catalog.settings import Settings
 from engines.http import RemoteError, ShimClient
+from shim.errors import InvalidArgumentError
 from shim.filters import parse_filter
 from tests.catalog.servekit import EVENTS_ROWS, TRIPS_RO_ROWS, TRIPS_ROWS, build_warehouse, live_server
+from tests.tablekit import TinyTable
 
 TOKEN = "client-token"
 
@@ -73,6 +76,39 @@ def test_scan_with_dictionary_partitions(client, warehouse, mode):
     assert got.schema.field("amount").type == pa.float64()
     expected = shim.open_table(warehouse.trips.path).read(mode=mode)
     assert by(got.cast(expected.schema).to_pylist(), "id") == by(expected.to_pylist(), "id")
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd"])
+def test_compressed_scans_equal_in_process_scans(server, warehouse, compression):
+    with ShimClient(server.url, token=TOKEN, compression=compression) as compressed:
+        for request_ in SCANS:
+            expected = shim.open_table(warehouse.trips.path).read(**request_)
+            got = compressed.scan("trips", **request_)
+            assert got.schema.equals(expected.schema, check_metadata=False)
+            assert by(got.to_pylist(), "id") == by(expected.to_pylist(), "id"), request_
+        got = compressed.scan("trips", dictionary_partitions=True, columns=["id", "city"])
+        assert got.schema.field("city").type == pa.dictionary(pa.int32(), pa.string())
+        assert by(got.cast(pa.schema([("id", pa.string()), ("city", pa.string())])).to_pylist(), "id") == [
+            {"id": r["id"], "city": r["city"]} for r in TRIPS_ROWS]
+
+
+def test_compression_cuts_the_bytes_on_the_wire(tmp_path):
+    table = TinyTable(tmp_path / "wh" / "t", pa.schema([("id", pa.string()), ("ts", pa.int64()),
+                                                        ("note", pa.string())]), mor=False)
+    table.base([{"id": f"k{i:05d}", "ts": 1, "note": "the same words again " * 4} for i in range(5000)])
+    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:")) as live, \
+            httpx.Client(base_url=live.url, timeout=30) as http:
+        plain = http.post("/v1/tables/t/scan", json={})
+        packed = {c: http.post("/v1/tables/t/scan", json={"compression": c}) for c in ("lz4", "zstd")}
+        refused = http.post("/v1/tables/t/scan", json={"compression": "gzip"})
+    expected = pa.ipc.open_stream(plain.content).read_all()
+    assert expected.num_rows == 5000
+    for codec, response in packed.items():
+        assert len(response.content) * 4 < len(plain.content), codec
+        assert pa.ipc.open_stream(response.content).read_all().equals(expected), codec
+    assert refused.status_code == 422 and "compression" in refused.text
+    with pytest.raises(InvalidArgumentError, match="compression must be lz4, zstd or None"):
+        ShimClient(live.url, compression="gzip")
 
 
 def test_scan_with_dictionary_partitions_past_the_row_limit_still_raises(warehouse):
