@@ -5,12 +5,14 @@
     df.write.format("hudi_shim").mode("append").option("hoodie.table.name", "trips")...save(path)
     engines.spark.alter_table(path).add_column("tip", "double", after="fare")
     engines.spark.compact(path, spark)
+    engines.spark.schedule_compaction(path)  # plan only; compact() runs it (hoodie.compact.inline: after commits)
     engines.spark.clean(path)            # also runs after every commit (hoodie.clean.automatic)
 
 Modules: `options` (Hudi option names and defaults), `bucket` (bucket index hashing), `records`
 (keys, buckets, pre-combine), `merge` (base file rewrites), `group_state` (per-commit file group
 locks), `handoff` (rows one task leaves for another), `txn` (instants, heartbeats, rollback of failed writes), `job` / `task` (the write
-without Spark), `datasource` / `reader` (the Spark data source), `ddl`, `compaction`,
+without Spark), `datasource` / `reader` (the Spark data source), `ddl`, `compaction`
+(`compaction_trigger`: when inline compaction fires),
 `repartition`, `cleaning`. PySpark is imported only by the Spark-facing names below.
 """
 
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engines.spark.cleaning import clean
-    from engines.spark.compaction import compact
+    from engines.spark.compaction import compact, schedule_compaction
     from engines.spark.datasource import HudiShimDataSource
     from engines.spark.ddl import AlterTable, alter_table
     from engines.spark.repartition import repartition_by_bucket, with_bucket_id
@@ -32,6 +34,7 @@ _LAZY = {
     "AlterTable": "engines.spark.ddl",
     "clean": "engines.spark.cleaning",
     "compact": "engines.spark.compaction",
+    "schedule_compaction": "engines.spark.compaction",
     "repartition_by_bucket": "engines.spark.repartition",
     "with_bucket_id": "engines.spark.repartition",
     "local_session": "engines.spark.session",
@@ -55,4 +58,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "clean", "compact", "local_session", "repartition_by_bucket",
-           "with_bucket_id"]
+           "schedule_compaction", "with_bucket_id"]

@@ -9,6 +9,10 @@ per file group, each reading its slice with the shim's snapshot merge and writin
 `<fileId>_<token>_<ts>.parquet` (records keep their commit time and sequence number); it
 completes as `<ts>.commit` with `compacted: true` and operation COMPACT. A compaction whose
 writer died is resumed: its partial files are rolled back and its plan runs again.
+
+`schedule_compaction` only writes the plan. After a merge-on-read commit, `compact_after_commit`
+schedules and runs one in the committing process when `hoodie.compact.inline` asks and the
+trigger (`compaction_trigger`) fires, or only schedules it (`hoodie.compact.schedule.inline`).
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
+from engines.spark.compaction_trigger import InlineMode, compaction_due
 from engines.spark.group_state import GroupState, all_states, locked_group, remove_unlisted_files
 from engines.spark.job import current_schema, open_config
 from engines.spark.options import (
@@ -30,13 +35,14 @@ from engines.spark.options import (
     DEFAULT_HEARTBEAT_MS,
     HEARTBEAT_INTERVAL,
     HEARTBEAT_MISSES,
+    WriteOptions,
     flag,
     parquet_settings,
 )
 from engines.spark.task import KeepAlive, TaskInfo
 from engines.spark.txn import Transaction, abandon, complete, recover, table_guard
 from shim import storage
-from shim.errors import TableNotFoundError, UnsupportedFeatureError, WriteError
+from shim.errors import HudiShimError, TableNotFoundError, UnsupportedFeatureError, WriteError
 from shim.files import base_file_name
 from shim.plan.slices import FileSlice
 from shim.plan.table_schema import META_COLUMNS
@@ -87,17 +93,43 @@ def compact(location: str, spark: Any = None, options: Mapping[str, str] | None 
         ConcurrentWriteError: another live writer holds the table.
         UnsupportedFeatureError: the table is copy-on-write.
     """
-    table_path = storage.resolve_table_path(location)
-    config = open_config(table_path)
-    if config is None:
-        raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
-    if not config.is_mor:
-        raise UnsupportedFeatureError(f"{table_path}: only merge-on-read tables are compacted", feature="compact-cow")
+    table_path, config = _mor_table(location)
     opts = dict(options or {})
     bloom_filter, parquet = flag(opts, BLOOM_FILTER, True), parquet_settings(opts)  # checked before any write
-    timeout = int(opts.get(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS)) * int(
-        opts.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES)) / 1000.0
-    job = start_compaction(table_path, config, timeout)
+    return run_compaction(table_path, config, bloom_filter=bloom_filter, parquet=parquet,
+                          timeout_s=_timeout_s(opts), spark=spark)
+
+
+def compact_after_commit(table_path: str, config: TableConfig, options: WriteOptions, instant: str) -> str | None:
+    """Hudi's inline compaction after the delta commit `instant` completed: a pending compaction
+    runs, or, when the trigger fires, one is scheduled (and, unless only scheduling, run) in this
+    process. A failure names the commit, which stays completed."""
+    settings = options.inline_compaction
+    if not config.is_mor or settings.mode is InlineMode.OFF:
+        return None
+
+    def due(timeline: Timeline, now: str) -> bool:
+        return compaction_due(timeline, settings, now)
+
+    try:
+        if settings.mode is InlineMode.SCHEDULE:
+            return _schedule_only(table_path, config, options.heartbeat_timeout_s, due)
+        return run_compaction(table_path, config, bloom_filter=options.bloom_filter, parquet=options.parquet,
+                              timeout_s=options.heartbeat_timeout_s, due=due)
+    except (HudiShimError, OSError) as exc:
+        raise WriteError(
+            f"{table_path}: commit {instant} completed, but the inline compaction after it failed: {exc}. "
+            "The data is committed; engines.spark.compact(path) resumes the compaction",
+            path=table_path,
+            instant=instant,
+        ) from exc
+
+
+def run_compaction(table_path: str, config: TableConfig, *, bloom_filter: bool, parquet: ParquetSettings,
+                   timeout_s: float, spark: Any = None,
+                   due: Callable[[Timeline, str], bool] | None = None) -> str | None:
+    """Resume a pending compaction or schedule one (when `due`), run it and complete it."""
+    job = start_compaction(table_path, config, timeout_s, due)
     if job is None:
         return None
     job = dataclasses.replace(job, bloom_filter=bloom_filter, parquet=parquet)
@@ -115,6 +147,22 @@ def compact(location: str, spark: Any = None, options: Mapping[str, str] | None 
     return job.instant
 
 
+def _mor_table(location: str) -> tuple[str, TableConfig]:
+    table_path = storage.resolve_table_path(location)
+    config = open_config(table_path)
+    if config is None:
+        raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
+    if not config.is_mor:
+        raise UnsupportedFeatureError(f"{table_path}: only merge-on-read tables are compacted", feature="compact-cow")
+    return table_path, config
+
+
+def _timeout_s(options: Mapping[str, str]) -> float:
+    """How old a heartbeat may get before its writer counts as dead (`hoodie.client.heartbeat.*`)."""
+    return int(options.get(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS)) * int(
+        options.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES)) / 1000.0
+
+
 def _run_in_spark(job: CompactionJob, op: dict[str, Any]) -> str:
     from pyspark import TaskContext
 
@@ -123,8 +171,10 @@ def _run_in_spark(job: CompactionJob, op: dict[str, Any]) -> str:
     return compact_file_group(job, op, task)
 
 
-def start_compaction(table_path: str, config: TableConfig, timeout_s: float) -> CompactionJob | None:
-    """Under the table guard: resume a dead writer's compaction, or schedule a new one."""
+def start_compaction(table_path: str, config: TableConfig, timeout_s: float,
+                     due: Callable[[Timeline, str], bool] | None = None) -> CompactionJob | None:
+    """Under the table guard: resume a dead writer's compaction, or schedule a new one (if `due`
+    says so of the timeline and the new instant)."""
     with table_guard(table_path):
         timeline = Timeline.load(table_path, config)
         recover(table_path, config, timeline, timeout_s)
@@ -141,21 +191,11 @@ def start_compaction(table_path: str, config: TableConfig, timeout_s: float) -> 
             operations = tuple(plan.get("operations") or ())
             heartbeat.beat(table_path, instant)
         else:
-            table = Table(table_path, config)
-            read_instant = table.active_timeline.resolve_as_of(None)
-            if read_instant is None:
+            scheduled = _schedule(table_path, config, timeline, due)
+            if scheduled is None:
                 return None
-            slices = [s for s in table.file_slices(read_instant) if s.has_logs]
-            if not slices:
-                return None
-            after = max((i.requested_time for i in timeline.instants), key=instant_key)
-            instant = new_instant_time(after=after)
-            operations = tuple(_operation(s) for s in slices)
+            instant, operations = scheduled
             heartbeat.beat(table_path, instant)
-            plan = {"operations": list(operations), "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION,
-                    "strategy": None, "preserveHoodieMetadata": True}
-            InstantFiles(table_path, config, instant, Action.COMPACTION).request(
-                encode_avro_record(COMPACTION_PLAN, plan))
     txn = Transaction(table_path, instant, Action.COMPACTION, timeout_s)
     try:
         txn.files(config).start(b"")
@@ -171,6 +211,47 @@ def start_compaction(table_path: str, config: TableConfig, timeout_s: float) -> 
         abandon(txn)
         raise
     return CompactionJob(table_path, config, txn, read_instant, schema_to_json(schema), operations)
+
+
+def schedule_compaction(location: str, options: Mapping[str, str] | None = None) -> str | None:
+    """Write a compaction plan (`<ts>.compaction.requested`) for every file slice with log files,
+    without running it; returns its instant, or None when a compaction is already pending or no
+    slice has logs. `compact` runs it; until then writes to its file groups start new slices."""
+    table_path, config = _mor_table(location)
+    return _schedule_only(table_path, config, _timeout_s(dict(options or {})), None)
+
+
+def _schedule_only(table_path: str, config: TableConfig, timeout_s: float,
+                   due: Callable[[Timeline, str], bool] | None) -> str | None:
+    with table_guard(table_path):
+        timeline = Timeline.load(table_path, config)
+        recover(table_path, config, timeline, timeout_s)
+        timeline = Timeline.load(table_path, config)
+        if timeline.pending(Action.COMPACTION):
+            return None
+        scheduled = _schedule(table_path, config, timeline, due)
+    return scheduled[0] if scheduled else None
+
+
+def _schedule(table_path: str, config: TableConfig, timeline: Timeline,
+              due: Callable[[Timeline, str], bool] | None) -> tuple[str, tuple[dict[str, Any], ...]] | None:
+    """Plan a compaction of every file slice with log files (caller holds the table guard)."""
+    table = Table(table_path, config)
+    read_instant = table.active_timeline.resolve_as_of(None)
+    if read_instant is None:
+        return None
+    after = max((i.requested_time for i in timeline.instants), key=instant_key)
+    instant = new_instant_time(after=after)
+    if due is not None and not due(timeline, instant):
+        return None
+    slices = [s for s in table.file_slices(read_instant) if s.has_logs]
+    if not slices:
+        return None
+    operations = tuple(_operation(s) for s in slices)
+    plan = {"operations": list(operations), "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION,
+            "strategy": None, "preserveHoodieMetadata": True}
+    InstantFiles(table_path, config, instant, Action.COMPACTION).request(encode_avro_record(COMPACTION_PLAN, plan))
+    return instant, operations
 
 
 def _operation(file_slice: FileSlice) -> dict[str, Any]:

@@ -211,6 +211,10 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     replaced = {p: ids for p, ids in replaced.items() if ids}
     record = CommitRecord(writes, plan.operation.metadata_name, commit_extra_metadata(plan), replaced)
     complete(plan.txn, plan.config, record)
+    if plan.is_mor:  # Hudi's order: table services (compaction) run before the clean
+        from engines.spark.compaction import compact_after_commit
+
+        compact_after_commit(plan.table_path, plan.config, plan.options, plan.instant)
     if plan.options.auto_clean:
         from engines.spark.cleaning import clean_after_commit
 

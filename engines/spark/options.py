@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines.spark.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType
 from shim.write.clean_plan import (
@@ -62,6 +63,11 @@ CLEANER_POLICY = "hoodie.cleaner.policy"
 COMMITS_RETAINED = "hoodie.cleaner.commits.retained"
 HOURS_RETAINED = "hoodie.cleaner.hours.retained"
 FILE_VERSIONS_RETAINED = "hoodie.cleaner.fileversions.retained"
+INLINE_COMPACT = "hoodie.compact.inline"
+SCHEDULE_INLINE_COMPACT = "hoodie.compact.schedule.inline"
+COMPACT_TRIGGER = "hoodie.compact.inline.trigger.strategy"
+COMPACT_MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
+COMPACT_MAX_DELTA_SECONDS = "hoodie.compact.inline.max.delta.seconds"
 HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
 HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
@@ -183,6 +189,8 @@ class WriteOptions:
     """How base files and Parquet log blocks are encoded (`hoodie.parquet.*`)."""
     log_block_format: str = "avro"
     """`avro` or `parquet` data blocks in log files (`hoodie.logfile.data.block.format`)."""
+    inline_compaction: InlineCompaction = field(default_factory=InlineCompaction)
+    """Compact (or schedule a compaction) after a merge-on-read commit (`hoodie.compact.inline*`)."""
 
     @property
     def heartbeat_timeout_s(self) -> float:
@@ -207,6 +215,7 @@ class WriteOptions:
             "clean": clean_settings(options),
             "parquet": parquet_settings(options),
             "log_block_format": _log_block_format(options),
+            "inline_compaction": inline_compaction(options),
         }
         if existing is not None:
             return dataclasses.replace(_merge_with_table(options, operation, columns, existing), **per_write)
@@ -335,6 +344,27 @@ def parquet_settings(options: Mapping[str, str]) -> ParquetSettings:
         codec=codec,
         dictionary=flag(options, PARQUET_DICTIONARY, True),
         block_size=_int(options, PARQUET_BLOCK_SIZE, DEFAULT_BLOCK_SIZE),
+    )
+
+
+def inline_compaction(options: Mapping[str, str]) -> InlineCompaction:
+    """Whether and when a merge-on-read commit is followed by a compaction (Hudi's defaults: never;
+    when on, after 5 delta commits)."""
+    run, schedule = flag(options, INLINE_COMPACT, False), flag(options, SCHEDULE_INLINE_COMPACT, False)
+    if run and schedule:
+        raise InvalidArgumentError(
+            f"{INLINE_COMPACT} and {SCHEDULE_INLINE_COMPACT} cannot both be true: the first schedules and runs "
+            "a compaction, the second only schedules it")
+    strategy = (_text(options, COMPACT_TRIGGER, TriggerStrategy.NUM_COMMITS.value) or "").upper()
+    if strategy not in TriggerStrategy.__members__:
+        raise InvalidArgumentError(
+            f"{COMPACT_TRIGGER}={strategy!r} is not a trigger strategy; use one of "
+            f"{', '.join(TriggerStrategy.__members__)}")
+    return InlineCompaction(
+        mode=InlineMode.RUN if run else InlineMode.SCHEDULE if schedule else InlineMode.OFF,
+        strategy=TriggerStrategy[strategy],
+        max_delta_commits=_int(options, COMPACT_MAX_DELTA_COMMITS, 5),
+        max_delta_seconds=_int(options, COMPACT_MAX_DELTA_SECONDS, 3600, minimum=0),
     )
 
 

@@ -45,11 +45,17 @@ def new_instant_time(after: str | None = None) -> str:
 
 def _seconds_ahead(instant: str) -> float:
     """How many seconds `instant` (yyyyMMddHHmmss[SSS]) lies after now (negative: before)."""
+    moment = instant_datetime(instant)
+    return 0.0 if moment is None else (moment - datetime.datetime.now()).total_seconds()
+
+
+def instant_datetime(instant: str) -> datetime.datetime | None:
+    """The local time an instant (yyyyMMddHHmmss[SSS]) names; None if it names none."""
     try:
         moment = datetime.datetime.strptime(instant[:14], "%Y%m%d%H%M%S")
     except ValueError:
-        return 0.0
+        return None
     millis = instant[14:17]
     if millis.isdigit():
         moment += datetime.timedelta(milliseconds=int(millis))
-    return (moment - datetime.datetime.now()).total_seconds()
+    return moment

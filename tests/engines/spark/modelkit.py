@@ -25,9 +25,13 @@ def write_options(table_type: str, buckets: int, commits_retained: int) -> dict[
     }
 
 
-def some_log_format(rng: random.Random, options: dict[str, str]) -> dict[str, str]:
-    """`options` with Avro or Parquet log data blocks, at random (both may follow each other)."""
-    return {**options, "hoodie.logfile.data.block.format": rng.choice(["avro", "parquet"])}
+def some_write_settings(rng: random.Random, options: dict[str, str]) -> dict[str, str]:
+    """`options` with Avro or Parquet log data blocks, at random (both may follow each other), and
+    now and then an inline compaction (on merge-on-read tables) after 1 to 4 delta commits."""
+    chosen = {**options, "hoodie.logfile.data.block.format": rng.choice(["avro", "parquet"])}
+    if rng.random() < 0.25:
+        chosen |= {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": str(rng.randint(1, 4))}
+    return chosen
 
 
 def clean_horizon(table: shim.Table) -> str:
@@ -81,7 +85,7 @@ _KINDS = ["insert", "upsert", "upsert", "upsert", "delete", "insert_overwrite", 
 
 def random_write(path, rng: random.Random, step: int, history: History, options: dict[str, str]) -> None:
     existing = sorted(history.rows)
-    options = some_log_format(rng, options)
+    options = some_write_settings(rng, options)
     kind = rng.choice(_KINDS if existing else ["insert"])
     tasks = rng.choice([1, 2])
     together = tasks > 1 and rng.random() < 0.5
@@ -211,7 +215,7 @@ def random_schema_change(path, rng: random.Random, step: int, model: EvolvingHis
 
 def random_evolving_write(path, rng: random.Random, step: int, model: EvolvingHistory, options: dict[str, str]) -> None:
     existing = sorted(model.rows)
-    options = some_log_format(rng, options)
+    options = some_write_settings(rng, options)
     kind = rng.choice(["upsert", "upsert", "delete"] if existing else ["upsert"])
     if kind == "delete":
         keys = rng.sample(existing, k=min(len(existing), rng.randint(1, 5)))

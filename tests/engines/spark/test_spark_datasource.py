@@ -71,6 +71,21 @@ def test_write_upsert_delete_and_read_back_in_shim_hudi_rs_and_spark(spark, tmp_
     assert old.count() == 60
 
 
+def test_inline_compaction_runs_in_the_spark_job_commit(spark, tmp_path):
+    path = str(tmp_path / "t")
+    inline = {**options("MERGE_ON_READ"), "hoodie.compact.inline": "true",
+              "hoodie.compact.inline.max.delta.commits": "2"}
+    trips(spark, 0, 40).write.format("hudi_shim").mode("append").options(**inline).save(path)
+    trips(spark, 0, 40, step=4, fare="-1.0d").write.format("hudi_shim").mode("append").options(**inline).save(path)
+    [last] = [i for i in shim.open_table(path).timeline() if i.action.value == "commit"]
+    metadata = json.loads((tmp_path / "t" / ".hoodie" / f"{last.requested_time}.commit").read_text())
+    assert metadata["compacted"] is True
+    expected = {f"k{i}": (-1.0 if i % 4 == 0 else float(i)) for i in range(40)}
+    optimized = spark.read.format("hudi_shim").option("hoodie.datasource.query.type", "read_optimized").load(path)
+    assert {r.id: r.fare for r in optimized.collect()} == expected  # the updates are in base files now
+    assert shim_rows(path) == hudi_rs_rows(path, COLUMNS)
+
+
 def test_ddl_evolving_writes_compaction_and_spark_reads_by_column_id(spark, tmp_path):
     path = str(tmp_path / "t")
     trips(spark, 0, 30).write.format("hudi_shim").mode("append").options(**options("MERGE_ON_READ")).save(path)
