@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass
 
@@ -91,8 +92,11 @@ class Instant:
 _INSTANT_FILE = re.compile(r"^(?P<ts>\d{8,})(?:_(?P<done>\d{8,}))?\.(?P<rest>[a-z.]+)$")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_instant_file_name(name: str) -> Instant | None:
-    """Parse a timeline file name; returns None for files that are not instants (properties, folders)."""
+    """Parse a timeline file name; returns None for files that are not instants (properties, folders).
+
+    Cached: a writer lists the same timeline many times per commit, and instants are immutable."""
     match = _INSTANT_FILE.match(name)
     if match is None:
         return None

@@ -35,6 +35,7 @@ class Timeline:
         for instant in self.instants:
             latest[instant.requested_time] = instant  # the most advanced state wins
         self._by_time = latest
+        self._writes = tuple(inst for inst in latest.values() if inst.is_completed and inst.action.writes_data)
         self._metadata: dict[str, CommitMetadata] = {}
         self._lock = threading.Lock()
 
@@ -58,11 +59,9 @@ class Timeline:
 
     def completed_writes(self, as_of: str | None = None) -> list[Instant]:
         """Completed data-writing instants at or before `as_of`, oldest first."""
-        return [
-            inst
-            for inst in self._by_time.values()
-            if inst.is_completed and inst.action.writes_data and self._at_or_before(inst.requested_time, as_of)
-        ]
+        if as_of is None:
+            return list(self._writes)
+        return [inst for inst in self._writes if self._at_or_before(inst.requested_time, as_of)]
 
     def latest_write(self, as_of: str | None = None) -> Instant | None:
         """The newest completed write at or before `as_of`."""
