@@ -13,6 +13,8 @@ from shim.properties import TableConfig
 from shim.timeline.instant import Action, Instant, State, instant_key, parse_instant_file_name
 from shim.timeline.metadata import CommitMetadata, decode_instant_content
 
+_WRITE_TIMELINE = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
+                   Action.LOG_COMPACTION, Action.CLUSTERING)
 _STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 
 
@@ -54,8 +56,13 @@ class Timeline:
 
     @property
     def start(self) -> str | None:
-        """Requested time of the first instant on the active timeline."""
-        return self.instants[0].requested_time if self.instants else None
+        """Requested time of the first write or compaction on the active timeline (in any state):
+        data of older instants was archived after completing. Cleans and rollbacks do not count;
+        they are archived apart from writes and may be older (Hudi's `isBeforeTimelineStarts`)."""
+        for inst in self.instants:
+            if inst.action in _WRITE_TIMELINE:
+                return inst.requested_time
+        return None
 
     def completed_writes(self, as_of: str | None = None) -> list[Instant]:
         """Completed data-writing instants at or before `as_of`, oldest first."""

@@ -182,6 +182,20 @@ def test_files_older_than_the_active_timeline_count_as_committed(tmp_path):
     assert sorted(s.file_id for s in _slices(root, config)) == [FG, FG2]
 
 
+def test_cleans_older_than_the_first_active_write_do_not_hide_archived_compactions(tmp_path):
+    # Hudi archives cleans apart from writes: a clean may stay older than the first active write.
+    # A compaction archived after that clean still counts as committed.
+    root, config = _table(tmp_path)
+    _instant(root, f"{T1}.clean", {})
+    _instant(root, f"{T4}.deltacommit", {})
+    _touch(root, "", _base(FG, T2))
+    _touch(root, "", _base(FG, T3))  # compacted at T3, whose commit was archived
+    _touch(root, "", _log(FG, T3))
+    [file_slice] = _slices(root, config)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T3, [T3])
+    assert Timeline.load(str(root), config).start == T4
+
+
 @pytest.mark.parametrize(
     ("props", "path", "expected"),
     [
