@@ -7,13 +7,14 @@
     engines.spark.compact(path, spark)
     engines.spark.schedule_compaction(path)  # plan only; compact() runs it (hoodie.compact.inline: after commits)
     engines.spark.clean(path)            # also runs after every commit (hoodie.clean.automatic)
+    engines.spark.archive(path)          # also runs after every commit (hoodie.archive.automatic)
 
 Modules: `options` (Hudi option names and defaults), `bucket` (bucket index hashing), `records`
 (keys, buckets, pre-combine), `merge` (base file rewrites), `group_state` (per-commit file group
 locks), `handoff` (rows one task leaves for another), `txn` (instants, heartbeats, rollback of failed writes), `job` / `task` (the write
 without Spark), `datasource` / `reader` (the Spark data source), `ddl`, `compaction`
 (`compaction_trigger`: when inline compaction fires),
-`repartition`, `cleaning`. PySpark is imported only by the Spark-facing names below.
+`repartition`, `cleaning`, `archiving`. PySpark is imported only by the Spark-facing names below.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engines.spark.archiving import archive
     from engines.spark.cleaning import clean
     from engines.spark.compaction import compact, schedule_compaction
     from engines.spark.datasource import HudiShimDataSource
@@ -32,6 +34,7 @@ _LAZY = {
     "HudiShimDataSource": "engines.spark.datasource",
     "alter_table": "engines.spark.ddl",
     "AlterTable": "engines.spark.ddl",
+    "archive": "engines.spark.archiving",
     "clean": "engines.spark.cleaning",
     "compact": "engines.spark.compaction",
     "schedule_compaction": "engines.spark.compaction",
@@ -57,5 +60,5 @@ def __getattr__(name: str) -> Any:
         raise
 
 
-__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "clean", "compact", "local_session", "repartition_by_bucket",
+__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "archive", "clean", "compact", "local_session", "repartition_by_bucket",
            "schedule_compaction", "with_bucket_id"]

@@ -219,6 +219,10 @@ def commit_write(plan: WritePlan) -> CommitRecord:
         from engines.spark.cleaning import clean_after_commit
 
         clean_after_commit(plan.table_path, plan.config, plan.options.clean, plan.instant)
+    if plan.options.auto_archive:
+        from engines.spark.archiving import archive_after_commit
+
+        archive_after_commit(plan.table_path, plan.config, plan.options.archive, plan.instant)
     return record
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from engines.spark.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType
+from shim.write.archive_plan import DEFAULT_BATCH, DEFAULT_MAX_COMMITS, DEFAULT_MIN_COMMITS, ArchiveSettings
 from shim.write.clean_plan import (
     DEFAULT_COMMITS_RETAINED,
     DEFAULT_FILE_VERSIONS_RETAINED,
@@ -63,6 +64,10 @@ CLEANER_POLICY = "hoodie.cleaner.policy"
 COMMITS_RETAINED = "hoodie.cleaner.commits.retained"
 HOURS_RETAINED = "hoodie.cleaner.hours.retained"
 FILE_VERSIONS_RETAINED = "hoodie.cleaner.fileversions.retained"
+AUTO_ARCHIVE = "hoodie.archive.automatic"
+KEEP_MIN_COMMITS = "hoodie.keep.min.commits"
+KEEP_MAX_COMMITS = "hoodie.keep.max.commits"
+ARCHIVAL_BATCH = "hoodie.commits.archival.batch"
 INLINE_COMPACT = "hoodie.compact.inline"
 SCHEDULE_INLINE_COMPACT = "hoodie.compact.schedule.inline"
 COMPACT_TRIGGER = "hoodie.compact.inline.trigger.strategy"
@@ -191,6 +196,9 @@ class WriteOptions:
     """`avro` or `parquet` data blocks in log files (`hoodie.logfile.data.block.format`)."""
     inline_compaction: InlineCompaction = field(default_factory=InlineCompaction)
     """Compact (or schedule a compaction) after a merge-on-read commit (`hoodie.compact.inline*`)."""
+    auto_archive: bool = True
+    """Archive old instants after every commit (`hoodie.archive.automatic`), keeping `archive`'s."""
+    archive: ArchiveSettings = field(default_factory=ArchiveSettings)
 
     @property
     def heartbeat_timeout_s(self) -> float:
@@ -210,7 +218,11 @@ class WriteOptions:
         """
         _reject_unsupported(options)
         operation = Operation.parse(_text(options, OPERATION, "upsert") or "upsert")
+        is_mor = existing.is_mor if existing is not None else \
+            _table_type(_text(options, TABLE_TYPE, "COPY_ON_WRITE") or "COPY_ON_WRITE") is TableType.MERGE_ON_READ
         per_write: dict[str, Any] = {
+            "auto_archive": flag(options, AUTO_ARCHIVE, True),
+            "archive": archive_settings(options, is_mor=is_mor),
             "auto_clean": flag(options, AUTO_CLEAN, True),
             "clean": clean_settings(options),
             "parquet": parquet_settings(options),
@@ -333,6 +345,25 @@ def clean_settings(options: Mapping[str, str]) -> CleanSettings:
         hours_retained=_int(options, HOURS_RETAINED, DEFAULT_HOURS_RETAINED),
         file_versions_retained=_int(options, FILE_VERSIONS_RETAINED, DEFAULT_FILE_VERSIONS_RETAINED),
     )
+
+
+def archive_settings(options: Mapping[str, str], *, is_mor: bool) -> ArchiveSettings:
+    """How many writes stay on the active timeline (Hudi's defaults and checks: min > the commits
+    the cleaner retains, max > min); on merge-on-read tables, the delta commits a NUM_COMMITS or
+    NUM_AND_TIME compaction trigger still counts stay too."""
+    low = _int(options, KEEP_MIN_COMMITS, DEFAULT_MIN_COMMITS)
+    high = _int(options, KEEP_MAX_COMMITS, DEFAULT_MAX_COMMITS)
+    if high <= low:
+        raise InvalidArgumentError(f"{KEEP_MAX_COMMITS}={high} must be greater than {KEEP_MIN_COMMITS}={low}")
+    clean = clean_settings(options)
+    if clean.policy is CleanPolicy.KEEP_LATEST_COMMITS and low <= clean.commits_retained:
+        raise InvalidArgumentError(
+            f"{KEEP_MIN_COMMITS}={low} must be greater than {COMMITS_RETAINED}={clean.commits_retained}, or "
+            "archiving would remove commits whose older file versions the cleaner still keeps")
+    trigger = inline_compaction(options)
+    counts = is_mor and trigger.strategy in (TriggerStrategy.NUM_COMMITS, TriggerStrategy.NUM_AND_TIME)
+    return ArchiveSettings(min_commits=low, max_commits=high, batch=_int(options, ARCHIVAL_BATCH, DEFAULT_BATCH),
+                           compaction_delta_commits=trigger.max_delta_commits if counts else None)
 
 
 def parquet_settings(options: Mapping[str, str]) -> ParquetSettings:

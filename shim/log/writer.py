@@ -91,7 +91,12 @@ def encode_avro_data_block(table: pa.Table, avro_schema: Mapping[str, Any], head
     """
     _require(header, HeaderKey.INSTANT_TIME)
     schema = parse_avro_schema(avro_schema)
-    records = encode_records(table, schema)
+    return encode_avro_records_block(encode_records(table, schema), schema, header)
+
+
+def encode_avro_records_block(records: Sequence[bytes], schema: Mapping[str, Any], header: Header) -> bytes:
+    """An AVRO_DATA block of records already in Avro's binary encoding of `schema` (a parsed
+    schema, see `parse_avro_schema`), which goes into the SCHEMA header."""
     parts = [_I32.pack(BLOCK_CONTENT_VERSION), _I32.pack(len(records))]
     for record in records:
         parts += [_I32.pack(len(record)), record]

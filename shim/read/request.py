@@ -135,7 +135,7 @@ def build_scan(
     else:
         requested = normalize_instant(as_of) if as_of is not None else None
         if requested is not None:
-            check_time_travel(timeline, requested)
+            check_time_travel(table, requested)
         read_instant = timeline.resolve_as_of(requested)
     schemas = table.schemas_as_of(read_instant)
     full_schema = schemas.full_schema

@@ -20,12 +20,14 @@ COMMIT_TIME = "_hoodie_commit_time"
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.COMPACTION, Action.LOG_COMPACTION)
 
 
-def check_time_travel(timeline: Timeline, as_of: str) -> None:
+def check_time_travel(table: Table, as_of: str) -> None:
     """Refuse an `as_of` at or after a write that has not completed (its result could still change),
-    or before what the cleaner retained (its files are gone).
+    before what the cleaner retained (its files are gone), or before the active timeline when
+    older instants were archived (which commits completed then is no longer on it).
 
-    Same rules as Hudi's `TimelineUtils.validateTimestampAsOf`.
+    Same rules as Hudi's `TimelineUtils.validateTimestampAsOf`, plus the archive's.
     """
+    timeline = table.active_timeline
     for instant in timeline.pending(*_WRITE_ACTIONS):
         if instant_key(instant.requested_time) <= instant_key(as_of):
             raise InvalidArgumentError(
@@ -34,6 +36,13 @@ def check_time_travel(timeline: Timeline, as_of: str) -> None:
                 instant=as_of,
             )
     check_not_cleaned(timeline, as_of, "time travel")
+    first = timeline.completed_writes()
+    if first and instant_key(as_of) < instant_key(first[0].requested_time) and _has_archive(table):
+        raise InvalidArgumentError(
+            f"cannot read as of {as_of}: the commits before {first[0].requested_time} were archived "
+            f"(.hoodie/{table.config.archive_path}); time travel reaches back to {first[0].requested_time}",
+            instant=as_of,
+        )
 
 
 def check_not_cleaned(timeline: Timeline, read_instant: str, what: str) -> None:
@@ -125,6 +134,11 @@ def _reaches_archive(table: Table, timeline: Timeline, begin: str) -> bool:
     the table keeps archived instants."""
     if timeline.start is None or instant_key(begin) >= instant_key(timeline.start):
         return False
+    return _has_archive(table)
+
+
+def _has_archive(table: Table) -> bool:
+    """Whether the table's archive folder holds any file (archived instants)."""
     folder = storage.join(table.path, ".hoodie", table.config.archive_path)
     return any(os.path.isfile(os.path.join(folder, name)) for name in storage.list_names(folder))
 

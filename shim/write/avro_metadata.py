@@ -233,3 +233,74 @@ def decode_avro_record(data: bytes) -> dict[str, Any]:
     for record in fastavro.reader(io.BytesIO(data)):
         return dict(record)  # type: ignore[arg-type]
     return {}
+
+
+_WRITE_STAT_LONGS = ("numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors")
+_WRITE_STAT_LOG_LONGS = ("totalLogRecords", "totalLogFiles", "totalUpdatedRecordsCompacted", "numInserts",
+                         "totalLogBlocks", "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
+
+
+def _optional(name: str, kind: str) -> dict[str, Any]:
+    return {"name": name, "type": ["null", kind], "default": None}
+
+
+WRITE_STAT: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieWriteStat",
+    "namespace": _NS,
+    "fields": [
+        *(_optional(name, "string") for name in ("fileId", "path", "prevCommit", "prevFilePathOverwritten")),
+        *(_optional(name, "long") for name in _WRITE_STAT_LONGS),
+        _optional("partitionPath", "string"),
+        *(_optional(name, "long") for name in _WRITE_STAT_LOG_LONGS),
+    ],
+}
+"""One file's write statistics, as the archived timeline stores commit metadata."""
+
+_WRITE_STATS_BY_PARTITION = {
+    "name": "partitionToWriteStats",
+    "type": ["null", {"type": "map", "values": {"type": "array", "items": WRITE_STAT}}],
+    "default": None,
+}
+_EXTRA_METADATA = {"name": "extraMetadata", "type": ["null", _STRING_MAP], "default": None}
+_VERSION = {"name": "version", "type": ["int", "null"], "default": 1}
+
+COMMIT_METADATA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieCommitMetadata",
+    "namespace": _NS,
+    "fields": [_WRITE_STATS_BY_PARTITION, _EXTRA_METADATA, _VERSION, _optional("operationType", "string")],
+}
+
+REPLACE_COMMIT_METADATA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieReplaceCommitMetadata",
+    "namespace": _NS,
+    "fields": [
+        _WRITE_STATS_BY_PARTITION, _EXTRA_METADATA, _VERSION, _optional("operationType", "string"),
+        {"name": "partitionToReplaceFileIds", "type": ["null", {"type": "map", "values": _STRING_ARRAY}],
+         "default": None},
+    ],
+}
+
+ARCHIVED_META_ENTRY: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieArchivedMetaEntry",
+    "namespace": _NS,
+    "fields": [
+        {"name": "hoodieCommitMetadata", "type": ["null", COMMIT_METADATA], "default": None},
+        {"name": "hoodieCleanMetadata", "type": ["null", CLEAN_METADATA], "default": None},
+        {"name": "hoodieRollbackMetadata", "type": ["null", ROLLBACK_METADATA], "default": None},
+        _optional("commitTime", "string"),
+        _optional("actionType", "string"),
+        _VERSION,
+        {"name": "hoodieCompactionPlan", "type": ["null", COMPACTION_PLAN], "default": None},
+        {"name": "hoodieCleanerPlan", "type": ["null", CLEANER_PLAN], "default": None},
+        _optional("actionState", "string"),
+        {"name": "hoodieReplaceCommitMetadata", "type": ["null", REPLACE_COMMIT_METADATA], "default": None},
+    ],
+}
+"""One instant file of the archived timeline (`.hoodie/archived/.commits_.archive.N_1-0-1`): the
+fields Hudi's archiver sets for the actions this writer produces, in Hudi's order; the fields left
+out (savepoints, deprecated compaction metadata, requested replace plans) are null-defaulted
+unions, which Avro schema resolution fills in for a reader holding Hudi's full schema."""

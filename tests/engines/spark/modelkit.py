@@ -4,6 +4,7 @@ commit, and random steps that change the table and the model alike (writes, sche
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pyarrow as pa
 from writekit import write
@@ -16,12 +17,15 @@ KEYS = 40
 
 
 def write_options(table_type: str, buckets: int, commits_retained: int) -> dict[str, str]:
-    """Writer options of the model tests' tables (partitioned by `region`)."""
+    """Writer options of the model tests' tables (partitioned by `region`), archiving the
+    timeline as soon as Hudi's rules allow (a short active timeline)."""
     return {
         "hoodie.datasource.write.table.type": table_type,
         "hoodie.datasource.write.partitionpath.field": "region",
         "hoodie.bucket.index.num.buckets": str(buckets),
         "hoodie.cleaner.commits.retained": str(commits_retained),
+        "hoodie.keep.min.commits": str(commits_retained + 1),
+        "hoodie.keep.max.commits": str(commits_retained + 3),
     }
 
 
@@ -34,15 +38,18 @@ def some_write_settings(rng: random.Random, options: dict[str, str]) -> dict[str
     return chosen
 
 
-def clean_horizon(table: shim.Table) -> str:
-    """The oldest instant a read may be as of: the latest clean's earliest retained commit, or the
-    latest commit when the clean records none (file versions); "" without a clean."""
+def time_travel_horizon(table: shim.Table) -> str:
+    """The oldest instant a read may be as of: the latest clean's earliest retained commit (the
+    latest commit when the clean records none: file versions), and, once instants were archived,
+    the first write left on the active timeline; "" when neither bounds reads."""
     timeline = table.active_timeline
+    writes = timeline.completed_writes()
+    archived = any((Path(table.path) / ".hoodie" / "archived").glob(".commits_*"))
+    bounds = [writes[0].requested_time] if archived and writes else []
     found = timeline.latest_clean()
-    if found is None:
-        return ""
-    latest = timeline.latest_write()
-    return found[1] or (latest.requested_time if latest else "")
+    if found is not None:
+        bounds.append(found[1] or (writes[-1].requested_time if writes else ""))
+    return max(bounds, default="")
 
 
 def row(key: int, step: int) -> dict:

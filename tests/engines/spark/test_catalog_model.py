@@ -10,9 +10,9 @@ import random
 import pytest
 from modelkit import (
     EvolvingHistory,
-    clean_horizon,
     random_evolving_step,
     random_evolving_write,
+    time_travel_horizon,
     write_options,
 )
 
@@ -42,7 +42,7 @@ def test_a_long_lived_catalog_follows_random_histories(tmp_path, table_type, see
             random_evolving_step(path, rng, step, model, options, change_rate=0.35, compact_rate=0.2)
             fresh = _catalog(warehouse)
             try:
-                horizon = clean_horizon(live.table("trips"))
+                horizon = time_travel_horizon(live.table("trips"))
                 retained = [(i, rows) for i, rows in model.snapshots if i >= horizon]
                 for instant in [None, *(i for i, _ in retained)]:
                     for view in VIEWS:

@@ -9,9 +9,9 @@ import random
 import pytest
 from modelkit import (
     EvolvingHistory,
-    clean_horizon,
     random_evolving_step,
     random_evolving_write,
+    time_travel_horizon,
     write_options,
 )
 
@@ -34,7 +34,7 @@ def test_spark_reads_follow_random_histories(spark, tmp_path, seed):  # type: ig
         assert data == model.schema().names, step
         rows = sorted((r.asDict() for r in frame.select(*data).collect()), key=lambda r: r["id"])
         assert rows == model.snapshots[-1][1], step
-        horizon = clean_horizon(shim.open_table(str(path)))
+        horizon = time_travel_horizon(shim.open_table(str(path)))
         instant, old = next((i, r) for i, r in model.snapshots if i >= horizon)
         back = spark.read.format("hudi_shim").option("as.of.instant", instant).load(str(path))
         cols = [c for c in back.columns if not c.startswith("_hoodie")]

@@ -74,3 +74,31 @@ def data_files(path: Path | str) -> list[str]:
         str(p.relative_to(root)) for p in root.rglob("*")
         if p.is_file() and ".hoodie" not in p.parts and (p.suffix == ".parquet" or ".log." in p.name)
     )
+
+
+def archived_entries(path: Path | str) -> list[dict]:
+    """Every HoodieArchivedMetaEntry record in the table's archive log files, in file order,
+    decoded with the writer schema each block's header carries."""
+    import io
+    import json
+    import struct
+
+    import fastavro
+
+    from shim.log.blocks import BlockType, HeaderKey
+    from shim.log.reader import read_log_file
+
+    entries = []
+    folder = Path(path) / ".hoodie" / "archived"
+    for name in sorted(p.name for p in folder.glob(".commits_.archive.*")):
+        contents = read_log_file(str(folder / name))
+        for block in contents.blocks:
+            assert block.block_type is BlockType.AVRO_DATA and set(block.header) == {HeaderKey.SCHEMA}
+            schema = fastavro.parse_schema(json.loads(block.header[HeaderKey.SCHEMA]))
+            body = io.BytesIO(contents.data[block.content_offset:block.content_offset + block.content_length])
+            version, count = struct.unpack(">ii", body.read(8))
+            assert version == 3  # Hudi's data block content version
+            for _ in range(count):
+                (size,) = struct.unpack(">i", body.read(4))
+                entries.append(fastavro.schemaless_reader(io.BytesIO(body.read(size)), schema))
+    return entries

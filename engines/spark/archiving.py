@@ -1,0 +1,60 @@
+"""Archiving old instants, automatically after each commit or on demand.
+
+    engines.spark.archive(path)                                        # Hudi's defaults: 20..30
+    engines.spark.archive(path, {"hoodie.keep.min.commits": "12", "hoodie.keep.max.commits": "15"})
+
+As Hudi does with `hoodie.archive.automatic` (on by default), every completed write is followed,
+after its clean, by an archival (`shim.write.archive`) under the table guard: once more than
+`hoodie.keep.max.commits` writes are on the active timeline, the oldest move to
+`.hoodie/archived/` until `hoodie.keep.min.commits` remain. Reads as of archived commits still
+work while their files are there; incremental windows starting before the active timeline fall
+back to reading every file group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engines.spark.options import archive_settings
+from engines.spark.txn import table_guard
+from shim import storage
+from shim.errors import HudiShimError, TableNotFoundError, WriteError
+from shim.properties import TableConfig
+from shim.write.archive import ArchiveResult, archive_timeline
+from shim.write.archive_plan import ArchiveSettings
+
+
+def archive(path: str, options: Mapping[str, str] | None = None) -> ArchiveResult | None:
+    """Archive the table at `path` now (`hoodie.keep.*` options; Hudi's defaults otherwise).
+
+    Raises:
+        TableNotFoundError: no Hudi table there.
+        InvalidArgumentError: bad `hoodie.keep.*` values.
+        UnsupportedFeatureError: a table version other than 6.
+    """
+    from engines.spark.job import open_config
+
+    table_path = storage.resolve_table_path(path)
+    config = open_config(table_path)
+    if config is None:
+        raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
+    return run_archive(table_path, config, archive_settings(options or {}, is_mor=config.is_mor))
+
+
+def run_archive(table_path: str, config: TableConfig, settings: ArchiveSettings) -> ArchiveResult | None:
+    """Archive under the table guard."""
+    with table_guard(table_path):
+        return archive_timeline(table_path, config, settings)
+
+
+def archive_after_commit(table_path: str, config: TableConfig, settings: ArchiveSettings, instant: str) -> None:
+    """The automatic archival after the commit `instant` completed (a failure names that commit)."""
+    try:
+        run_archive(table_path, config, settings)
+    except (HudiShimError, OSError) as exc:
+        raise WriteError(
+            f"{table_path}: commit {instant} completed, but archiving the timeline after it failed: {exc}. "
+            "The data is committed; the next write archives again",
+            path=table_path,
+            instant=instant,
+        ) from exc
