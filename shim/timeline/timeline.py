@@ -35,6 +35,8 @@ class Timeline:
         )
         latest: dict[str, Instant] = {}
         for instant in self.instants:
+            if instant.action is Action.SAVEPOINT:
+                continue  # a savepoint takes the time of the commit it saves: it must not hide it
             latest[instant.requested_time] = instant  # the most advanced state wins
         self._by_time = latest
         self._writes = tuple(inst for inst in latest.values() if inst.is_completed and inst.action.writes_data)

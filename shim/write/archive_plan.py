@@ -82,7 +82,7 @@ def _first_kept(timeline: Timeline, latest: list[Instant], done: list[Instant],
         oldest = instant_key(pending[0].requested_time)
         before = [i for i in done if instant_key(i.requested_time) < oldest]
         bounds.append(instant_key(before[-1].requested_time) if before else oldest)
-    savepoints = [i for i in latest if i.action is Action.SAVEPOINT and i.is_completed]
+    savepoints = [i for i in timeline.instants if i.action is Action.SAVEPOINT and i.is_completed]
     if savepoints:
         bounds.append(instant_key(savepoints[0].requested_time))
     if settings.compaction_delta_commits is not None:

@@ -182,6 +182,20 @@ def test_files_older_than_the_active_timeline_count_as_committed(tmp_path):
     assert sorted(s.file_id for s in _slices(root, config)) == [FG, FG2]
 
 
+@pytest.mark.parametrize("savepoint_first", [True, False])
+def test_a_savepoint_at_its_commits_time_does_not_hide_the_commit(tmp_path, savepoint_first):
+    root, config = _table(tmp_path, **{"hoodie.table.type": "COPY_ON_WRITE"})
+    _instant(root, f"{T1}.commit", {})
+    _instant(root, f"{T1}.savepoint", {})
+    _touch(root, "", _base(FG, T1))
+    listed = Timeline.load(str(root), config).instants
+    ordered = sorted(listed, key=lambda i: (i.action.value != "savepoint") == savepoint_first)
+    timeline = Timeline(str(root / ".hoodie"), ordered, config)  # whatever order the folder lists
+    assert timeline.is_committed(T1) and [i.requested_time for i in timeline.completed_writes()] == [T1]
+    [file_slice] = file_slices_as_of(str(root), [""], timeline, T1)
+    assert file_slice.base_instant == T1
+
+
 def test_cleans_older_than_the_first_active_write_do_not_hide_archived_compactions(tmp_path):
     # Hudi archives cleans apart from writes: a clean may stay older than the first active write.
     # A compaction archived after that clean still counts as committed.
