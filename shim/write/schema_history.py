@@ -8,7 +8,8 @@ on every commit of a schema-on-read table:
 - a history file `<instant>.schemacommit` (after `.schemacommit.requested` and
   `.schemacommit.inflight`, as on the table timeline) holding every version, newest first; an
   unchanged schema re-records the previous history text as is.
-Before writing, files of instants that never completed are removed (`cleanResidualFiles`).
+Before writing, files of instants that are not completed writes on the active timeline (never
+completed, or archived) are removed (`cleanResidualFiles`).
 """
 
 from __future__ import annotations
@@ -95,10 +96,15 @@ def persist_history(table_path: str, timeline: Timeline, instant: str, history: 
 
 
 def clean_residual_files(table_path: str, timeline: Timeline, keep: str | None = None) -> list[str]:
-    """Delete schema files of instants that are not completed commits; returns the names removed."""
+    """Delete schema files of instants that are not completed writes on the active timeline (of
+    failed writes, and of archived ones: every history file holds all versions); returns the names
+    removed."""
 
     def residual(instant: str | None) -> bool:
-        return instant is not None and instant != keep and not timeline.is_committed(instant)
+        if instant is None or instant == keep:
+            return False
+        found = timeline.latest_state(instant)
+        return found is None or not (found.is_completed and found.action.writes_data)
 
     return _remove_where(table_path, residual)
 

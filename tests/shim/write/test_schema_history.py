@@ -58,5 +58,11 @@ def test_persist_writes_three_files_and_latest_reads_only_committed(tmp_path: Pa
     assert latest_history_text(str(table.path), timeline) == '{"schemas":[]}'
     assert clean_residual_files(str(table.path), timeline) == [
         f"{pending}.schemacommit", f"{pending}.schemacommit.inflight", f"{pending}.schemacommit.requested"]
+    # Archived commits' files go too: the newest history file holds every version.
+    archived = Timeline(timeline.folder, [i for i in timeline.instants if i.requested_time != done], table.config)
+    persist_history(str(table.path), timeline, pending, '{"schemas":[1]}')
+    assert clean_residual_files(str(table.path), archived, keep=pending) == [
+        f"{done}.schemacommit", f"{done}.schemacommit.inflight", f"{done}.schemacommit.requested"]
+    persist_history(str(table.path), timeline, done, '{"schemas":[]}')
     assert remove_schema_files(str(table.path), done) == [
         f"{done}.schemacommit", f"{done}.schemacommit.inflight", f"{done}.schemacommit.requested"]
