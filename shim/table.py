@@ -18,6 +18,7 @@ from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.request import FilterLike, ScanMode, build_scan
 from shim.read.schemas import TableSchemas, table_schemas_as_of
 from shim.read.slice_state import SliceMergeState
+from shim.timeline.archived import ArchivedInstant, read_archived_timeline
 from shim.timeline.instant import Instant
 from shim.timeline.schemas import SchemaHistory
 from shim.timeline.timeline import Timeline
@@ -100,6 +101,10 @@ class Table:
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""
         return list(self._timeline.instants)
+
+    def archived_timeline(self) -> list[ArchivedInstant]:
+        """Every archived instant file (table versions 6 and 7), oldest first; [] when none."""
+        return read_archived_timeline(self.path, self.config)
 
     def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:
         """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,12 +23,12 @@ from shim.avro.schema import named_once, parse_avro_schema
 from shim.errors import UnsupportedFeatureError
 from shim.log.writer import encode_avro_records_block, write_log_file
 from shim.properties import TableConfig
+from shim.timeline.archived import next_archive_version
 from shim.timeline.instant import Action, Instant, State
 from shim.timeline.timeline import Timeline
 from shim.write.archive_plan import ArchiveSettings, instants_to_archive
 from shim.write.avro_metadata import ARCHIVED_META_ENTRY, WRITE_STAT
 
-_ARCHIVE_FILE = re.compile(r"^\.commits_\.archive\.(\d+)_")
 _WRITE_TOKEN = "1-0-1"
 _STAT_FIELDS = tuple(field["name"] for field in WRITE_STAT["fields"])
 _STRING_STATS = {"fileId", "path", "prevCommit", "prevFilePathOverwritten", "partitionPath"}
@@ -65,7 +64,7 @@ def archive_timeline(table_path: str, config: TableConfig, settings: ArchiveSett
               for i in range(0, len(records), batch)]
     folder = storage.join(table_path, ".hoodie", config.archive_path)
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f".commits_.archive.{_next_version(folder)}_{_WRITE_TOKEN}")
+    path = os.path.join(folder, f".commits_.archive.{next_archive_version(table_path, config)}_{_WRITE_TOKEN}")
     write_log_file(path, blocks)
     for inst in [i for i in chosen if not i.is_completed] + [i for i in chosen if i.is_completed]:
         try:
@@ -137,8 +136,3 @@ def _encode(entry: Mapping[str, Any]) -> bytes:
     out = io.BytesIO()
     fastavro.schemaless_writer(out, _ENTRY_WRITER, dict(entry))
     return out.getvalue()
-
-
-def _next_version(folder: str) -> int:
-    versions = [int(m.group(1)) for name in os.listdir(folder) if (m := _ARCHIVE_FILE.match(name))]
-    return max(versions, default=0) + 1

@@ -10,8 +10,11 @@ import pytest
 from writekit import archived_entries, hudi_rs_rows, shim_rows, write
 
 import shim
+from engines.inspect import describe_table
 from engines.spark import archive, clean, compact, schedule_compaction
-from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from shim.errors import InvalidArgumentError, InvalidTableError, UnsupportedFeatureError
+from shim.log.blocks import HeaderKey
+from shim.log.writer import encode_command_block, write_log_file
 from shim.write.avro_metadata import decode_avro_record
 
 COLUMNS = ["id", "ts", "region", "fare"]
@@ -231,3 +234,23 @@ def test_only_table_version_6_timelines_are_archived(tmp_path):
     properties.write_text(properties.read_text().replace("hoodie.table.version=6", "hoodie.table.version=8"))
     with pytest.raises(UnsupportedFeatureError, match="this table is version 8"):
         archive(str(path))
+
+
+def test_the_archived_timeline_reads_back_and_inspect_names_it(tmp_path):
+    path = tmp_path / "t"
+    for ts in range(1, 8):
+        write(path, trips(range(3), ts), **SMALL)
+    table = shim.open_table(str(path))
+    archived = table.archived_timeline()
+    times = sorted({a.requested_time for a in archived})
+    assert times and max(times) < completed(path, "commit")[0]
+    assert [a.state for a in archived if a.requested_time == times[0] and a.action == "commit"] == [
+        "REQUESTED", "INFLIGHT", "COMPLETED"]
+    text = describe_table(table)
+    assert f"(before these: {len(times)} archived instants, {times[0]} .. {times[-1]}, in .hoodie/archived)" in text
+    # A block that is not Avro data is an error naming the file.
+    bogus = path / ".hoodie" / "archived" / ".commits_.archive.9_1-0-1"
+    write_log_file(str(bogus), [encode_command_block({HeaderKey.INSTANT_TIME: "1", HeaderKey.TARGET_INSTANT_TIME: "1"})])
+    with pytest.raises(InvalidTableError, match=r"\.commits_\.archive\.9_1-0-1 \(block at byte 0\): an archive block "
+                                                r"must be Avro data"):
+        table.archived_timeline()

@@ -77,28 +77,6 @@ def data_files(path: Path | str) -> list[str]:
 
 
 def archived_entries(path: Path | str) -> list[dict]:
-    """Every HoodieArchivedMetaEntry record in the table's archive log files, in file order,
-    decoded with the writer schema each block's header carries."""
-    import io
-    import json
-    import struct
-
-    import fastavro
-
-    from shim.log.blocks import BlockType, HeaderKey
-    from shim.log.reader import read_log_file
-
-    entries = []
-    folder = Path(path) / ".hoodie" / "archived"
-    for name in sorted(p.name for p in folder.glob(".commits_.archive.*")):
-        contents = read_log_file(str(folder / name))
-        for block in contents.blocks:
-            assert block.block_type is BlockType.AVRO_DATA and set(block.header) == {HeaderKey.SCHEMA}
-            schema = fastavro.parse_schema(json.loads(block.header[HeaderKey.SCHEMA]))
-            body = io.BytesIO(contents.data[block.content_offset:block.content_offset + block.content_length])
-            version, count = struct.unpack(">ii", body.read(8))
-            assert version == 3  # Hudi's data block content version
-            for _ in range(count):
-                (size,) = struct.unpack(">i", body.read(4))
-                entries.append(fastavro.schemaless_reader(io.BytesIO(body.read(size)), schema))
-    return entries
+    """Every HoodieArchivedMetaEntry record in the table's archive log files, oldest first."""
+    table = shim.open_table(str(path))
+    return [archived.entry for archived in table.archived_timeline()]
