@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engines.spark.options import archive_settings
-from engines.spark.txn import table_guard
+from engines.spark.txn import after_commit, table_guard
 from shim import storage
-from shim.errors import HudiShimError, TableNotFoundError, WriteError
+from shim.errors import TableNotFoundError
 from shim.properties import TableConfig
 from shim.write.archive import ArchiveResult, archive_timeline
 from shim.write.archive_plan import ArchiveSettings
@@ -49,12 +49,5 @@ def run_archive(table_path: str, config: TableConfig, settings: ArchiveSettings)
 
 def archive_after_commit(table_path: str, config: TableConfig, settings: ArchiveSettings, instant: str) -> None:
     """The automatic archival after the commit `instant` completed (a failure names that commit)."""
-    try:
-        run_archive(table_path, config, settings)
-    except (HudiShimError, OSError) as exc:
-        raise WriteError(
-            f"{table_path}: commit {instant} completed, but archiving the timeline after it failed: {exc}. "
-            "The data is committed; the next write archives again",
-            path=table_path,
-            instant=instant,
-        ) from exc
+    after_commit(table_path, instant, "archiving the timeline", "the next write archives again",
+                 lambda: run_archive(table_path, config, settings))

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engines.spark.options import clean_settings
-from engines.spark.txn import table_guard
+from engines.spark.txn import after_commit, table_guard
 from shim import storage
-from shim.errors import HudiShimError, TableNotFoundError, WriteError
+from shim.errors import TableNotFoundError
 from shim.properties import TableConfig
 from shim.write.clean import CleanResult, clean_table
 from shim.write.clean_plan import CleanSettings
@@ -45,12 +45,5 @@ def run_clean(table_path: str, config: TableConfig, settings: CleanSettings) -> 
 
 def clean_after_commit(table_path: str, config: TableConfig, settings: CleanSettings, instant: str) -> None:
     """The automatic clean after the commit `instant` completed (a failure names that commit)."""
-    try:
-        run_clean(table_path, config, settings)
-    except (HudiShimError, OSError) as exc:
-        raise WriteError(
-            f"{table_path}: commit {instant} completed, but the clean after it failed: {exc}. "
-            "The data is committed; the next write cleans again",
-            path=table_path,
-            instant=instant,
-        ) from exc
+    after_commit(table_path, instant, "the clean", "the next write cleans again",
+                 lambda: run_clean(table_path, config, settings))

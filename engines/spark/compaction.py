@@ -40,9 +40,9 @@ from engines.spark.options import (
     parquet_settings,
 )
 from engines.spark.task import KeepAlive, TaskInfo
-from engines.spark.txn import Transaction, abandon, complete, recover, table_guard
+from engines.spark.txn import Transaction, abandon, after_commit, complete, recover, table_guard
 from shim import storage
-from shim.errors import HudiShimError, TableNotFoundError, UnsupportedFeatureError, WriteError
+from shim.errors import TableNotFoundError, UnsupportedFeatureError, WriteError
 from shim.files import base_file_name
 from shim.plan.slices import FileSlice
 from shim.plan.table_schema import META_COLUMNS
@@ -111,18 +111,14 @@ def compact_after_commit(table_path: str, config: TableConfig, options: WriteOpt
     def due(timeline: Timeline, now: str) -> bool:
         return compaction_due(timeline, settings, now)
 
-    try:
+    def run() -> str | None:
         if settings.mode is InlineMode.SCHEDULE:
             return _schedule_only(table_path, config, options.heartbeat_timeout_s, due)
         return run_compaction(table_path, config, bloom_filter=options.bloom_filter, parquet=options.parquet,
                               timeout_s=options.heartbeat_timeout_s, due=due)
-    except (HudiShimError, OSError) as exc:
-        raise WriteError(
-            f"{table_path}: commit {instant} completed, but the inline compaction after it failed: {exc}. "
-            "The data is committed; engines.spark.compact(path) resumes the compaction",
-            path=table_path,
-            instant=instant,
-        ) from exc
+
+    return after_commit(table_path, instant, "the inline compaction",
+                        "engines.spark.compact(path) resumes the compaction", run)
 
 
 def run_compaction(table_path: str, config: TableConfig, *, bloom_filter: bool, parquet: ParquetSettings,

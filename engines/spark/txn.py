@@ -18,11 +18,12 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
-from shim.errors import ConcurrentWriteError, WriteError
+from shim.errors import ConcurrentWriteError, HudiShimError, WriteError
 from shim.properties import TableConfig
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.timeline import Timeline
@@ -161,3 +162,20 @@ def complete(txn: Transaction, config: TableConfig, record: CommitRecord) -> Non
 def abandon(txn: Transaction) -> None:
     """Give up a failed write: stop its heartbeat so the next writer rolls it back at once."""
     heartbeat.stop(txn.table_path, txn.instant)
+
+
+_T = TypeVar("_T")
+
+
+def after_commit(table_path: str, instant: str, service: str, remedy: str, run: Callable[[], _T]) -> _T:
+    """Run a table service (`service`: "the clean"...) after the commit `instant` completed; its
+    failure is a WriteError naming the commit, which stays completed, and saying `remedy`."""
+    try:
+        return run()
+    except (HudiShimError, OSError) as exc:
+        raise WriteError(
+            f"{table_path}: commit {instant} completed, but {service} after it failed: {exc}. "
+            f"The data is committed; {remedy}",
+            path=table_path,
+            instant=instant,
+        ) from exc

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from writekit import archived_entries, hudi_rs_rows, shim_rows, write
+from writekit import archived_entries, hudi_rs_rows, latest_rows, shim_rows, write
 
 import shim
 from engines.inspect import describe_table
@@ -46,13 +46,6 @@ def file_key(name: str) -> tuple[str, str, str]:
     return ts, rest, "COMPLETED"
 
 
-def expected_rows(writes: list[list[dict]]) -> list[dict]:
-    latest: dict[str, dict] = {}
-    for batch in writes:
-        latest.update({r["id"]: r for r in batch})
-    return sorted(latest.values(), key=lambda r: r["id"])
-
-
 def test_thirty_one_commits_archive_down_to_twenty_with_every_state_in_the_archive(tmp_path):
     path, writes, seen = tmp_path / "t", [], {}
     for ts in range(1, 32):
@@ -66,7 +59,7 @@ def test_thirty_one_commits_archive_down_to_twenty_with_every_state_in_the_archi
     gone = set(seen) - timeline_files(path)
     assert entry_keys(path) == {file_key(name) for name in gone}
     assert len({ts for ts, _, _ in entry_keys(path)}) == 11
-    assert shim_rows(path) == expected_rows(writes) == hudi_rs_rows(path, COLUMNS)
+    assert shim_rows(path) == latest_rows(writes) == hudi_rs_rows(path, COLUMNS)
     for entry in archived_entries(path):
         name = next(n for n in gone if file_key(n) == (entry["commitTime"], entry["actionType"], entry["actionState"]))
         if entry["actionType"] == "commit" and entry["actionState"] == "COMPLETED":
@@ -99,7 +92,7 @@ def test_cleans_and_rollbacks_are_archived_per_action_down_to_the_minimum(tmp_pa
     assert all(e["hoodieRollbackMetadata"]["commitsRollback"] for e in rollbacks)
     assert all(e["hoodieCleanMetadata"]["earliestCommitToRetain"] for e in cleans)
     assert len(completed(path, "commit")) <= 5
-    assert shim_rows(path) == expected_rows([trips(range(6), 15)]) == hudi_rs_rows(path, COLUMNS)
+    assert shim_rows(path) == latest_rows([trips(range(6), 15)]) == hudi_rs_rows(path, COLUMNS)
 
 
 def test_a_pending_compaction_holds_archival_back_until_it_completes(tmp_path):
@@ -115,13 +108,13 @@ def test_a_pending_compaction_holds_archival_back_until_it_completes(tmp_path):
         instants.append(write(path, writes[-1], **opts))
     # Only what precedes the completed write just before the plan may go.
     assert completed(path, "deltacommit") == instants[1:]
-    assert shim_rows(path) == expected_rows(writes)
+    assert shim_rows(path) == latest_rows(writes)
     assert compact(str(path)) == planned
     writes.append(trips(range(2), 12))
     instants.append(write(path, writes[-1], **opts))
     assert completed(path, "deltacommit", "commit") == instants[-3:]
-    assert shim_rows(path) == expected_rows(writes) == hudi_rs_rows(path, COLUMNS)
-    assert shim_rows(path, mode="read_optimized") == expected_rows(writes[:2])  # the plan's slices
+    assert shim_rows(path) == latest_rows(writes) == hudi_rs_rows(path, COLUMNS)
+    assert shim_rows(path, mode="read_optimized") == latest_rows(writes[:2])  # the plan's slices
 
 
 def test_merge_on_read_keeps_the_delta_commits_the_compaction_trigger_counts(tmp_path):
@@ -146,8 +139,8 @@ def test_merge_on_read_keeps_the_delta_commits_the_compaction_trigger_counts(tmp
         instants.append(write(counted, trips(range(6), ts), **counting))
     # Four delta commits after the compaction (at write 14): it went with the one before it.
     assert completed(counted, "deltacommit", "commit") == instants[-5:]
-    assert shim_rows(counted) == expected_rows([trips(range(6), 15)]) == hudi_rs_rows(counted, COLUMNS)
-    assert shim_rows(timed) == expected_rows([trips(range(6), 10)]) == hudi_rs_rows(timed, COLUMNS)
+    assert shim_rows(counted) == latest_rows([trips(range(6), 15)]) == hudi_rs_rows(counted, COLUMNS)
+    assert shim_rows(timed) == latest_rows([trips(range(6), 10)]) == hudi_rs_rows(timed, COLUMNS)
 
 
 def test_a_savepoint_or_an_older_clean_bounds_archival(tmp_path):
@@ -165,7 +158,7 @@ def test_a_savepoint_or_an_older_clean_bounds_archival(tmp_path):
         write(stale, trips(range(4), ts), **off)
     assert completed(saved, "commit") == instants[1:]  # nothing at or after the savepoint goes
     assert completed(stale, "commit")[0] == retained  # nor the commits the last clean kept
-    assert shim_rows(saved) == shim_rows(stale) == expected_rows([trips(range(4), 11)])
+    assert shim_rows(saved) == shim_rows(stale) == latest_rows([trips(range(4), 11)])
 
 
 def test_a_replacecommit_stays_until_the_clean_deletes_what_it_replaced(tmp_path):
@@ -179,12 +172,12 @@ def test_a_replacecommit_stays_until_the_clean_deletes_what_it_replaced(tmp_path
         writes.append(trips(range(1, 4), ts))
         write(path, writes[-1], **opts)
     assert overwrite in completed(path, "replacecommit")  # nothing cleaned: it and all after it stay
-    assert shim_rows(path) == expected_rows(writes) == hudi_rs_rows(path, COLUMNS)
+    assert shim_rows(path) == latest_rows(writes) == hudi_rs_rows(path, COLUMNS)
     clean(str(path), {"hoodie.cleaner.commits.retained": "2"})
     writes.append(trips(range(1, 2), 10))
     write(path, writes[-1], **opts)
     assert overwrite not in completed(path, "replacecommit") and len(completed(path, "commit", "replacecommit")) == 3
-    assert shim_rows(path) == expected_rows(writes) == hudi_rs_rows(path, COLUMNS)
+    assert shim_rows(path) == latest_rows(writes) == hudi_rs_rows(path, COLUMNS)
 
 
 def test_reads_before_the_active_timeline(tmp_path):
@@ -198,10 +191,10 @@ def test_reads_before_the_active_timeline(tmp_path):
     with pytest.raises(InvalidArgumentError, match=rf"cannot read as of {instants[1]}: the commits before {first} "
                                                    r"were archived \(.hoodie/archived\)"):
         shim.open_table(str(path)).read(as_of=instants[1])
-    assert shim_rows(path, as_of=first) == expected_rows(writes[:instants.index(first) + 1])
+    assert shim_rows(path, as_of=first) == latest_rows(writes[:instants.index(first) + 1])
     # An incremental window starting in the archive reads every file group (Hudi's fallback).
     changed = shim.open_table(str(path)).incremental(instants[1]).to_pylist()
-    after = expected_rows(writes[2:])
+    after = latest_rows(writes[2:])
     assert sorted((r["id"], r["ts"]) for r in changed) == [(r["id"], r["ts"]) for r in after]
 
 
@@ -224,7 +217,7 @@ def test_settings_and_switching_archival_off(tmp_path):
     assert result is not None and len(completed(path, "commit")) == 3
     assert {inst.requested_time for inst in result.instants} == {ts for ts, _, _ in entry_keys(path)}
     assert archive(str(path), SMALL) is None
-    assert shim_rows(path) == expected_rows([trips(range(3), 9)])
+    assert shim_rows(path) == latest_rows([trips(range(3), 9)])
 
 
 def test_only_table_version_6_timelines_are_archived(tmp_path):

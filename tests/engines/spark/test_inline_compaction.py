@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from writekit import hudi_rs_rows, shim_rows, write
+from writekit import hudi_rs_rows, latest_rows, shim_rows, write
 
 from engines.spark import compact, schedule_compaction
 from engines.spark import compaction as compaction_module
@@ -40,13 +40,6 @@ def compacted_commits(path: Path) -> list[str]:
             if json.loads((path / ".hoodie" / f"{ts}.commit").read_text()).get("compacted")]
 
 
-def expected_rows(writes: list[list[dict]]) -> list[dict]:
-    latest: dict[str, dict] = {}
-    for batch in writes:
-        latest.update({r["id"]: r for r in batch})
-    return sorted(latest.values(), key=lambda r: r["id"])
-
-
 def test_off_by_default_however_many_delta_commits(tmp_path):
     path = tmp_path / "t"
     for ts in range(1, 8):
@@ -62,12 +55,12 @@ def test_every_third_delta_commit_is_compacted_and_rows_stay_the_same(tmp_path):
         writes.append(trips(range(ts % 3, 12, 1 + ts % 2), ts))  # the keys of the first write, updated
         write(path, writes[-1], **opts)
         assert len(compacted_commits(path)) == ts // 3, f"after write {ts}"
-        assert shim_rows(path) == expected_rows(writes)
+        assert shim_rows(path) == latest_rows(writes)
     deltas, compactions = instants(path, "deltacommit"), compacted_commits(path)
     assert len(deltas) == 7
     assert deltas[2] < compactions[0] < deltas[3] and deltas[5] < compactions[1] < deltas[6]
     # After write 6 compacted, the read-optimized view holds everything up to write 6.
-    assert shim_rows(path, mode="read_optimized") == expected_rows(writes[:6])
+    assert shim_rows(path, mode="read_optimized") == latest_rows(writes[:6])
     assert shim_rows(path) == hudi_rs_rows(path, COLUMNS)
 
 
@@ -76,7 +69,7 @@ def test_default_trigger_is_five_delta_commits(tmp_path):
     for ts in range(1, 6):
         write(path, trips(range(4), ts), **MOR, **{"hoodie.compact.inline": "true"})
         assert len(compacted_commits(path)) == (1 if ts == 5 else 0), f"after write {ts}"
-    assert shim_rows(path, mode="read_optimized") == expected_rows([trips(range(4), 5)])
+    assert shim_rows(path, mode="read_optimized") == latest_rows([trips(range(4), 5)])
 
 
 def test_schedule_inline_only_plans_and_compact_runs_the_plan(tmp_path):
@@ -92,11 +85,11 @@ def test_schedule_inline_only_plans_and_compact_runs_the_plan(tmp_path):
         write(path, writes[-1], **opts)
     assert instants(path, "compaction.requested") == [planned]
     # hudi-rs 0.5 leaves out logs written on a pending plan's slice; it is compared once compacted.
-    assert shim_rows(path) == expected_rows(writes)
+    assert shim_rows(path) == latest_rows(writes)
     assert compact(str(path)) == planned
     assert compacted_commits(path) == [planned]
-    assert shim_rows(path) == expected_rows(writes) == hudi_rs_rows(path, COLUMNS)
-    assert shim_rows(path, mode="read_optimized") == expected_rows(writes[:2])
+    assert shim_rows(path) == latest_rows(writes) == hudi_rs_rows(path, COLUMNS)
+    assert shim_rows(path, mode="read_optimized") == latest_rows(writes[:2])
 
 
 def test_schedule_compaction_plans_without_running(tmp_path):
@@ -109,7 +102,7 @@ def test_schedule_compaction_plans_without_running(tmp_path):
     assert schedule_compaction(str(path)) is None  # one is pending
     assert compacted_commits(path) == []
     assert compact(str(path)) == planned
-    assert shim_rows(path, mode="read_optimized") == expected_rows([trips(range(6), 1), trips(range(3), 2)])
+    assert shim_rows(path, mode="read_optimized") == latest_rows([trips(range(6), 1), trips(range(3), 2)])
 
 
 def test_copy_on_write_tables_ignore_inline_compaction(tmp_path):
@@ -136,7 +129,7 @@ def test_trigger_strategies_on_a_real_write(tmp_path, strategy, commits, seconds
     write(path, trips(range(4), 1), **MOR)
     write(path, trips(range(2), 2), **opts)
     assert len(compacted_commits(path)) == (1 if compacts_at_once else 0)
-    assert shim_rows(path) == expected_rows([trips(range(4), 1), trips(range(2), 2)])
+    assert shim_rows(path) == latest_rows([trips(range(4), 1), trips(range(2), 2)])
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -167,13 +160,13 @@ def test_a_failed_inline_compaction_names_the_commit_which_stays_and_is_resumed(
         write(path, trips(range(3), 2), **opts)
     monkeypatch.undo()
     [second] = instants(path, "deltacommit")[1:]
-    expected = expected_rows([trips(range(6), 1), trips(range(3), 2)])
+    expected = latest_rows([trips(range(6), 1), trips(range(3), 2)])
     assert shim_rows(path) == expected  # the commit is visible; the compaction is not
     [pending] = instants(path, "compaction.inflight")
     assert pending > second and compacted_commits(path) == []
     write(path, trips(range(1), 3), **opts)  # the next write's inline compaction resumes it
     assert compacted_commits(path) == [pending]
-    assert shim_rows(path) == expected_rows([trips(range(6), 1), trips(range(3), 2), trips(range(1), 3)])
+    assert shim_rows(path) == latest_rows([trips(range(6), 1), trips(range(3), 2), trips(range(1), 3)])
 
 
 def _timeline(tmp_path: Path, names: list[str]) -> Timeline:

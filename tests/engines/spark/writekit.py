@@ -67,6 +67,14 @@ def hudi_rs_rows(path: Path | str, columns: Sequence[str]) -> list[dict]:
     return sorted(pa.Table.from_batches(batches).select(list(columns)).to_pylist(), key=lambda r: r["id"])
 
 
+def latest_rows(writes: Sequence[Sequence[dict]]) -> list[dict]:
+    """The rows upserting the batches one after the other leaves, by key (field "id")."""
+    latest: dict[str, dict] = {}
+    for batch in writes:
+        latest.update({r["id"]: r for r in batch})
+    return sorted(latest.values(), key=lambda r: r["id"])
+
+
 def data_files(path: Path | str) -> list[str]:
     """Relative paths of every base and log file."""
     root = Path(path)
