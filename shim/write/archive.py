@@ -54,12 +54,13 @@ def archive_timeline(table_path: str, config: TableConfig, settings: ArchiveSett
         raise UnsupportedFeatureError(
             f"{table_path}: archiving writes table version 6 archive logs; this table is version {config.version}",
             feature=f"archive-table-version-{config.version}")
+    settings = settings or ArchiveSettings()
     timeline = Timeline.load(table_path, config)
-    chosen = instants_to_archive(timeline, settings or ArchiveSettings())
+    chosen = instants_to_archive(timeline, settings)
     if not chosen:
         return None
     records = [_encode(archived_entry(timeline, inst)) for inst in chosen]
-    batch = max(1, (settings or ArchiveSettings()).batch)
+    batch = max(1, settings.batch)
     blocks = [encode_avro_records_block(records[i:i + batch], _ENTRY_SCHEMA, {})
               for i in range(0, len(records), batch)]
     folder = storage.join(table_path, ".hoodie", config.archive_path)
