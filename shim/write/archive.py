@@ -48,7 +48,8 @@ def archive_timeline(table_path: str, config: TableConfig, settings: ArchiveSett
     """Archive what the rules allow (caller holds the table guard); None when nothing goes.
 
     Raises:
-        UnsupportedFeatureError: a table version other than 6 (7+ archive to an LSM timeline).
+        UnsupportedFeatureError: a table version other than 6 (the version this writer writes; 8+
+            archive to an LSM timeline).
     """
     if config.version != 6:
         raise UnsupportedFeatureError(
