@@ -96,6 +96,10 @@ def archived_entry(timeline: Timeline, instant: Instant) -> dict[str, Any]:
         entry["hoodieCompactionPlan"] = _requested_content(timeline, instant) or None
     elif action is Action.REPLACE_COMMIT and completed:
         entry["hoodieReplaceCommitMetadata"] = avro_commit_metadata(timeline.read_raw(instant), replace=True)
+    elif action is Action.REPLACE_COMMIT and instant.state is State.INFLIGHT:
+        raw = timeline.read_raw(instant)
+        if raw:
+            entry["HoodieInflightReplaceMetadata"] = avro_commit_metadata(raw)
     elif action in (Action.COMMIT, Action.DELTA_COMMIT):
         raw = timeline.read_raw(instant)
         if raw or completed:
@@ -111,7 +115,8 @@ def avro_commit_metadata(raw: Mapping[str, Any], *, replace: bool = False) -> di
     extra = {str(k): "" if v is None else str(v) for k, v in (raw.get("extraMetadata") or {}).items()}
     operation = "COMPACT" if raw.get("compacted") else raw.get("operationType")
     out: dict[str, Any] = {"partitionToWriteStats": stats, "extraMetadata": extra, "version": 1,
-                           "operationType": None if operation is None else str(operation)}
+                           "operationType": None if operation is None else str(operation),
+                           "compacted": bool(raw["compacted"]) if raw.get("compacted") is not None else None}
     if replace:
         out["partitionToReplaceFileIds"] = {str(p): [str(f) for f in ids or []]
                                             for p, ids in (raw.get("partitionToReplaceFileIds") or {}).items()}

@@ -269,7 +269,8 @@ COMMIT_METADATA: dict[str, Any] = {
     "type": "record",
     "name": "HoodieCommitMetadata",
     "namespace": _NS,
-    "fields": [_WRITE_STATS_BY_PARTITION, _EXTRA_METADATA, _VERSION, _optional("operationType", "string")],
+    "fields": [_WRITE_STATS_BY_PARTITION, _EXTRA_METADATA, _VERSION, _optional("operationType", "string"),
+               _optional("compacted", "boolean")],
 }
 
 REPLACE_COMMIT_METADATA: dict[str, Any] = {
@@ -298,9 +299,11 @@ ARCHIVED_META_ENTRY: dict[str, Any] = {
         {"name": "hoodieCleanerPlan", "type": ["null", CLEANER_PLAN], "default": None},
         _optional("actionState", "string"),
         {"name": "hoodieReplaceCommitMetadata", "type": ["null", REPLACE_COMMIT_METADATA], "default": None},
+        {"name": "HoodieInflightReplaceMetadata", "type": ["null", "HoodieCommitMetadata"], "default": None},
     ],
 }
 """One instant file of the archived timeline (`.hoodie/archived/.commits_.archive.N_1-0-1`): the
 fields Hudi's archiver sets for the actions this writer produces, in Hudi's order; the fields left
-out (savepoints, deprecated compaction metadata, requested replace plans) are null-defaulted
-unions, which Avro schema resolution fills in for a reader holding Hudi's full schema."""
+out (savepoints, deprecated compaction metadata, requested replace plans, index metadata) are
+null-defaulted unions, which Avro schema resolution fills in for a reader holding Hudi's full
+schema (checked against Hudi's .avsc files with fastavro and Avro Java)."""

@@ -113,6 +113,13 @@ def test_a_pending_compaction_holds_archival_back_until_it_completes(tmp_path):
     writes.append(trips(range(2), 12))
     instants.append(write(path, writes[-1], **opts))
     assert completed(path, "deltacommit", "commit") == instants[-3:]
+    archived = {(e["actionType"], e["actionState"]): e for e in archived_entries(path) if e["commitTime"] == planned}
+    assert set(archived) == {("compaction", "REQUESTED"), ("compaction", "INFLIGHT"), ("commit", "COMPLETED")}
+    assert archived["commit", "COMPLETED"]["hoodieCommitMetadata"]["compacted"] is True
+    assert archived["commit", "COMPLETED"]["hoodieCommitMetadata"]["operationType"] == "COMPACT"
+    assert archived["compaction", "INFLIGHT"]["hoodieCompactionPlan"] == \
+        archived["compaction", "REQUESTED"]["hoodieCompactionPlan"]
+    assert archived["compaction", "REQUESTED"]["hoodieCompactionPlan"]["operations"]
     assert shim_rows(path) == latest_rows(writes) == hudi_rs_rows(path, COLUMNS)
     assert shim_rows(path, mode="read_optimized") == latest_rows(writes[:2])  # the plan's slices
 
@@ -167,6 +174,7 @@ def test_a_replacecommit_stays_until_the_clean_deletes_what_it_replaced(tmp_path
     writes.append(trips(range(10), 1))
     write(path, writes[-1], **opts)
     overwrite = write(path, trips(range(0, 10, 2), 2), **opts, **{"hoodie.datasource.write.operation": "insert_overwrite"})
+    replaced = json.loads((path / ".hoodie" / f"{overwrite}.replacecommit").read_text())["partitionToReplaceFileIds"]
     writes = [[r for r in writes[0] if r["region"] != "ny"], trips(range(0, 10, 2), 2)]
     for ts in range(3, 10):
         writes.append(trips(range(1, 4), ts))
@@ -177,6 +185,10 @@ def test_a_replacecommit_stays_until_the_clean_deletes_what_it_replaced(tmp_path
     writes.append(trips(range(1, 2), 10))
     write(path, writes[-1], **opts)
     assert overwrite not in completed(path, "replacecommit") and len(completed(path, "commit", "replacecommit")) == 3
+    archived = {e["actionState"]: e for e in archived_entries(path) if e["commitTime"] == overwrite}
+    assert archived["INFLIGHT"]["HoodieInflightReplaceMetadata"]["operationType"] == "INSERT_OVERWRITE"
+    assert archived["COMPLETED"]["hoodieReplaceCommitMetadata"]["partitionToReplaceFileIds"] == replaced
+    assert replaced and set(replaced) == {"ny"}
     assert shim_rows(path) == latest_rows(writes) == hudi_rs_rows(path, COLUMNS)
 
 
