@@ -172,9 +172,7 @@ def start_compaction(table_path: str, config: TableConfig, timeout_s: float,
     """Under the table guard: resume a dead writer's compaction, or schedule a new one (if `due`
     says so of the timeline and the new instant)."""
     with table_guard(table_path):
-        timeline = Timeline.load(table_path, config)
-        recover(table_path, config, timeline, timeout_s)
-        timeline = Timeline.load(table_path, config)
+        timeline = _recovered_timeline(table_path, config, timeout_s)
         pending = timeline.pending(Action.COMPACTION)
         if pending:
             inst = pending[0]
@@ -220,13 +218,17 @@ def schedule_compaction(location: str, options: Mapping[str, str] | None = None)
 def _schedule_only(table_path: str, config: TableConfig, timeout_s: float,
                    due: Callable[[Timeline, str], bool] | None) -> str | None:
     with table_guard(table_path):
-        timeline = Timeline.load(table_path, config)
-        recover(table_path, config, timeline, timeout_s)
-        timeline = Timeline.load(table_path, config)
+        timeline = _recovered_timeline(table_path, config, timeout_s)
         if timeline.pending(Action.COMPACTION):
             return None
         scheduled = _schedule(table_path, config, timeline, due)
     return scheduled[0] if scheduled else None
+
+
+def _recovered_timeline(table_path: str, config: TableConfig, timeout_s: float) -> Timeline:
+    """The timeline once dead writers' instants are rolled back (caller holds the table guard)."""
+    recover(table_path, config, Timeline.load(table_path, config), timeout_s)
+    return Timeline.load(table_path, config)
 
 
 def _schedule(table_path: str, config: TableConfig, timeline: Timeline,

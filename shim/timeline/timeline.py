@@ -40,6 +40,7 @@ class Timeline:
             latest[instant.requested_time] = instant  # the most advanced state wins
         self._by_time = latest
         self._writes = tuple(inst for inst in latest.values() if inst.is_completed and inst.action.writes_data)
+        self._start = next((i.requested_time for i in self.instants if i.action in _WRITE_TIMELINE), None)
         self._metadata: dict[str, CommitMetadata] = {}
         self._lock = threading.Lock()
 
@@ -61,10 +62,7 @@ class Timeline:
         """Requested time of the first write or compaction on the active timeline (in any state):
         data of older instants was archived after completing. Cleans and rollbacks do not count;
         they are archived apart from writes and may be older (Hudi's `isBeforeTimelineStarts`)."""
-        for inst in self.instants:
-            if inst.action in _WRITE_TIMELINE:
-                return inst.requested_time
-        return None
+        return self._start
 
     def completed_writes(self, as_of: str | None = None) -> list[Instant]:
         """Completed data-writing instants at or before `as_of`, oldest first."""

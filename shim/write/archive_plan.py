@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.instant import Action, Instant, instant_key
 from shim.timeline.timeline import Timeline
 
@@ -86,7 +87,7 @@ def _first_kept(timeline: Timeline, latest: list[Instant], done: list[Instant],
     if savepoints:
         bounds.append(instant_key(savepoints[0].requested_time))
     if settings.compaction_delta_commits is not None:
-        kept = _kept_for_compaction(latest, settings.compaction_delta_commits)
+        kept = _kept_for_compaction(timeline, settings.compaction_delta_commits)
         if kept is not None:
             bounds.append(instant_key(kept))
     clean = timeline.latest_clean()
@@ -103,22 +104,16 @@ def _first_kept(timeline: Timeline, latest: list[Instant], done: list[Instant],
     return min(bounds) if bounds else None
 
 
-def _kept_for_compaction(latest: list[Instant], max_delta_commits: int) -> str | None:
+def _kept_for_compaction(timeline: Timeline, max_delta_commits: int) -> str | None:
     """Hudi's oldest instant to retain for compaction: the last completed compaction (or first
     delta commit) while fewer than `max_delta_commits` delta commits follow it, else the oldest
     of the last `max_delta_commits` delta commits."""
-    compactions = [i for i in latest if i.is_completed and i.action in (Action.COMMIT, Action.REPLACE_COMMIT)]
-    deltas = [i for i in latest if i.action is Action.DELTA_COMMIT]
-    if compactions:
-        reference = compactions[-1].requested_time
-        deltas = [i for i in deltas if instant_key(i.requested_time) > instant_key(reference)]
-    elif deltas:
-        reference = deltas[0].requested_time
-    else:
+    since = delta_commits_since_compaction(timeline, completed_only=False)
+    if since is None:
         return None
-    if len(deltas) < max_delta_commits:
-        return reference
-    return deltas[len(deltas) - max_delta_commits].requested_time
+    if since.count < max_delta_commits:
+        return since.reference
+    return since.deltas[since.count - max_delta_commits]
 
 
 def _latest_states(timeline: Timeline) -> list[Instant]:

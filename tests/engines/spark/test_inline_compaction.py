@@ -11,15 +11,10 @@ from writekit import hudi_rs_rows, latest_rows, shim_rows, write
 
 from engines.spark import compact, schedule_compaction
 from engines.spark import compaction as compaction_module
-from engines.spark.compaction_trigger import (
-    InlineCompaction,
-    InlineMode,
-    TriggerStrategy,
-    compaction_due,
-    delta_commits_since_compaction,
-)
+from engines.spark.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy, compaction_due
 from engines.spark.job import open_config
 from shim.errors import InvalidArgumentError, WriteError
+from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.instant import parse_instant_file_name
 from shim.timeline.timeline import Timeline
 
@@ -187,7 +182,7 @@ def test_delta_commits_are_counted_after_the_last_completed_compaction_or_overwr
     ])
     since = delta_commits_since_compaction(timeline)
     assert since is not None and (since.count, since.reference) == (2, "20260101000000003")
-    by_request = delta_commits_since_compaction(timeline, since_request=True)
+    by_request = delta_commits_since_compaction(timeline, completed_only=False, since_request=True)
     assert by_request is not None and (by_request.count, by_request.reference) == (1, "20260101000000006")
     overwritten = _timeline(tmp_path / "o", [
         "20260101000000001.deltacommit", "20260101000000002.replacecommit", "20260101000000003.deltacommit"])
