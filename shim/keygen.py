@@ -37,16 +37,22 @@ def partition_paths(
     hive_style: bool,
     url_encode: bool,
     num_rows: int,
+    formatted: Mapping[str, pa.Array] | None = None,
 ) -> pa.Array:
-    """Partition path of every row ("" for non-partitioned tables)."""
+    """Partition path of every row ("" for non-partitioned tables).
+
+    `formatted`: values of some fields already turned into partition values (the TIMESTAMP
+    fields of timestamp-based and custom key generators), used as they are."""
     if not fields:
         return pa.array([""] * num_rows, pa.string())
     segments = []
     for name in fields:
-        text = _text(columns[name])
+        given = formatted.get(name) if formatted else None
+        text = _text(columns[name]) if given is None else given
         if url_encode:
             text = pa.array([None if v is None else _escape(v) for v in text.to_pylist()], pa.string())
-        text = pc.fill_null(pc.if_else(pc.equal(text, ""), DEFAULT_PARTITION, text), DEFAULT_PARTITION)
+        if given is None:
+            text = pc.fill_null(pc.if_else(pc.equal(text, ""), DEFAULT_PARTITION, text), DEFAULT_PARTITION)
         segments.append(pc.binary_join_element_wise(f"{name}=", text, "") if hive_style else text)
     if len(segments) == 1:
         return segments[0]

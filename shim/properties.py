@@ -259,9 +259,7 @@ class TableConfig:
         key_type = self.raw.get(KEYGEN_TYPE)
         if key_type:
             return key_type.strip().upper()
-        cls = (self.raw.get(KEYGEN_CLASS) or "").strip()
-        short = cls.rsplit(".", 1)[-1]
-        return _KEYGEN_CLASS_TO_TYPE.get(short, short.upper() or "SIMPLE")
+        return key_generator_type(self.raw.get(KEYGEN_CLASS) or "")
 
     @property
     def hive_style_partitioning(self) -> bool:
@@ -338,6 +336,12 @@ class TableConfig:
                 feature=f"table-format-{table_format}",
                 path=self.path,
             )
+
+
+def key_generator_type(class_name: str) -> str:
+    """A key generator class's short type name (SIMPLE for none; the upper-cased class name when unknown)."""
+    short = class_name.strip().rsplit(".", 1)[-1]
+    return _KEYGEN_CLASS_TO_TYPE.get(short, short.upper() or "SIMPLE")
 
 
 _KEYGEN_CLASS_TO_TYPE = {

@@ -120,6 +120,8 @@ def _create(table_path: str, opts: WriteOptions, incoming: pa.Schema) -> TableCo
     extra = {"hoodie.index.type": "BUCKET", NUM_BUCKETS: str(opts.num_buckets)}
     if opts.hash_fields != opts.record_key_fields:
         extra["hoodie.bucket.index.hash.field"] = ",".join(opts.hash_fields)
+    if opts.new_table is not None:
+        extra.update(opts.new_table.properties)
     spec = TableSpec(
         name=opts.table_name,
         record_key_fields=opts.record_key_fields,
@@ -131,6 +133,7 @@ def _create(table_path: str, opts: WriteOptions, incoming: pa.Schema) -> TableCo
         payload_class=opts.payload_class,
         database=opts.database,
         extra=extra,
+        key_generator=opts.new_table.key_generator_class if opts.new_table is not None else None,
     )
     create_schema = json.dumps(avro_record_schema(opts.table_name, data_arrow_schema(schema)))
     try:

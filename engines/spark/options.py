@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines.spark.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy
+from engines.spark.partitioning import (
+    NewTablePartitioning,
+    check_key_generator,
+    new_table_partitioning,
+    table_partitioning,
+)
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from shim.partition_scheme import PartitionScheme
 from shim.properties import TableConfig, TableType
 from shim.write.archive_plan import DEFAULT_BATCH, DEFAULT_MAX_COMMITS, DEFAULT_MIN_COMMITS, ArchiveSettings
 from shim.write.clean_plan import (
@@ -91,15 +98,6 @@ _SUPPORTED_PAYLOADS = {
     "DefaultHoodieRecordPayload",
     "EventTimeAvroPayload",
 }
-_SUPPORTED_KEYGENS = {
-    "SimpleKeyGenerator",
-    "ComplexKeyGenerator",
-    "NonpartitionedKeyGenerator",
-    "SimpleAvroKeyGenerator",
-    "ComplexAvroKeyGenerator",
-    "NonpartitionedAvroKeyGenerator",
-}
-
 
 class Operation(enum.Enum):
     """`hoodie.datasource.write.operation` values this writer performs."""
@@ -199,6 +197,10 @@ class WriteOptions:
     auto_archive: bool = True
     """Archive old instants after every commit (`hoodie.archive.automatic`), keeping `archive`'s."""
     archive: ArchiveSettings = field(default_factory=ArchiveSettings)
+    partitioning: PartitionScheme = field(default_factory=PartitionScheme)
+    """How rows map to partition paths (the key generator's fields, styles and date formats)."""
+    new_table: NewTablePartitioning | None = None
+    """For a write that creates the table: the key generator class and settings to record."""
 
     @property
     def heartbeat_timeout_s(self) -> float:
@@ -243,7 +245,9 @@ class WriteOptions:
         ordering = _fields(_text(options, PRECOMBINE))
         if not ordering and "ts" in columns:
             ordering = ("ts",)
-        partitions = _fields(_text(options, PARTITION_PATH))
+        hive_style, url_encode = flag(options, HIVE_STYLE, False), flag(options, URL_ENCODE, False)
+        layout = new_table_partitioning(options, keys, hive_style=hive_style, url_encode=url_encode)
+        partitions = layout.scheme.fields
         _check_columns(keys + partitions, columns, operation)
         if _text(options, PRECOMBINE) or operation is Operation.UPSERT:
             _check_columns(ordering, columns, operation)
@@ -254,8 +258,8 @@ class WriteOptions:
             record_key_fields=keys,
             ordering_fields=ordering,
             partition_fields=partitions,
-            hive_style=flag(options, HIVE_STYLE, False),
-            url_encode=flag(options, URL_ENCODE, False),
+            hive_style=hive_style,
+            url_encode=url_encode,
             payload_class=_payload(_text(options, PAYLOAD_CLASS, OVERWRITE_PAYLOAD) or OVERWRITE_PAYLOAD),
             num_buckets=_int(options, NUM_BUCKETS, DEFAULT_NUM_BUCKETS),
             hash_fields=_fields(_text(options, BUCKET_HASH_FIELD)) or keys,
@@ -265,6 +269,8 @@ class WriteOptions:
             heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
             heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
             database=_text(options, DATABASE_NAME, "default") or "default",
+            partitioning=layout.scheme,
+            new_table=layout,
             **per_write,
         )
 
@@ -284,7 +290,7 @@ def _merge_with_table(
             f"{TABLE_TYPE}={given_type} differs from the table's type {config.table_type.value}"
         )
     partitions = config.partition_fields if config.is_partitioned else ()
-    given_parts = _fields(_text(options, PARTITION_PATH))
+    given_parts = tuple(p.split(":", 1)[0].strip() for p in _fields(_text(options, PARTITION_PATH)))
     if given_parts and given_parts != partitions:
         raise InvalidArgumentError(
             f"{PARTITION_PATH}={','.join(given_parts)} differs from the table's partition fields "
@@ -330,6 +336,7 @@ def _merge_with_table(
         heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
         heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
         database=config.get("hoodie.database.name", "default") or "default",
+        partitioning=table_partitioning(options, config),
     )
 
 
@@ -456,12 +463,7 @@ def _reject_unsupported(options: Mapping[str, str]) -> None:
         raise UnsupportedFeatureError(
             f"{BUCKET_ENGINE}={engine} is not supported; only the SIMPLE bucket engine is", feature="bucket-engine"
         )
-    keygen = _text(options, KEYGEN_CLASS)
-    if keygen and keygen.rsplit(".", 1)[-1] not in _SUPPORTED_KEYGENS:
-        raise UnsupportedFeatureError(
-            f"{KEYGEN_CLASS}={keygen} is not supported; simple, complex and non-partitioned key generators are",
-            feature="key-generator",
-        )
+    check_key_generator(options)
     if flag(options, DROP_PARTITION_COLUMNS, False):
         raise UnsupportedFeatureError(f"{DROP_PARTITION_COLUMNS}=true is not supported", feature="drop-partition-columns")
     if not flag(options, POPULATE_META_FIELDS, True):

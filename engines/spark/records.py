@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from engines.spark.bucket import bucket_ids
 from engines.spark.options import Operation, WriteOptions
 from shim.errors import WriteError
-from shim.keygen import partition_paths, record_keys
+from shim.keygen import record_keys
 from shim.schema import InternalSchema
 from shim.write.write_schema import align_to_schema, data_arrow_schema
 
@@ -108,10 +108,7 @@ def prepare_rows(batch: pa.Table, schema: InternalSchema, options: WriteOptions)
         raise WriteError(
             f"{keys_all.null_count} records have a null record key ({','.join(options.record_key_fields)})"
         )
-    partitions_all = partition_paths(
-        columns, options.partition_fields, hive_style=options.hive_style, url_encode=options.url_encode,
-        num_rows=batch.num_rows,
-    )
+    partitions_all = options.partitioning.paths(columns, batch.num_rows)
     ordering_all = tuple(
         batch.column(f).combine_chunks() if f in batch.column_names else pa.nulls(batch.num_rows)
         for f in options.ordering_fields

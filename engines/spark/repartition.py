@@ -24,20 +24,21 @@ from engines.spark.options import (
     DEFAULT_NUM_BUCKETS,
     HIVE_STYLE,
     NUM_BUCKETS,
-    PARTITION_PATH,
     RECORD_KEY,
     URL_ENCODE,
 )
+from engines.spark.partitioning import new_table_partitioning, table_partitioning
 from shim import storage
 from shim.errors import InvalidArgumentError
-from shim.keygen import partition_paths, record_keys
+from shim.keygen import record_keys
+from shim.partition_scheme import PartitionScheme
 
 BUCKET_COLUMN = "_hoodie_bucket_id"
 PARTITION_COLUMN = "_hoodie_bucket_partition"
 
 
-def _layout(options: Mapping[str, str], path: str | None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...],
-                                                                     int, bool, bool]:
+def _layout(options: Mapping[str, str], path: str | None) -> tuple[tuple[str, ...], PartitionScheme,
+                                                                     tuple[str, ...], int]:
     config = open_config(storage.resolve_table_path(path)) if path else None
 
     def fields(key: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
@@ -47,15 +48,17 @@ def _layout(options: Mapping[str, str], path: str | None) -> tuple[tuple[str, ..
     keys = fields(RECORD_KEY, config.record_key_fields if config else ())
     if not keys:
         raise InvalidArgumentError(f"give {RECORD_KEY} (or the path of an existing table)")
-    partitions = fields(PARTITION_PATH, config.partition_fields if config and config.is_partitioned else ())
+    if config is not None:
+        scheme = table_partitioning(options, config)
+    else:
+        hive, url = (str(options.get(key, False)).lower() == "true" for key in (HIVE_STYLE, URL_ENCODE))
+        scheme = new_table_partitioning(options, keys, hive_style=hive, url_encode=url).scheme
     recorded_hash = config.get(BUCKET_HASH_FIELD) if config else None
     hash_fields = fields(BUCKET_HASH_FIELD, tuple(p.strip() for p in (recorded_hash or "").split(",") if p.strip())
                          or keys)
     recorded = config.get(NUM_BUCKETS) if config else None
     buckets = int(options.get(NUM_BUCKETS) or recorded or DEFAULT_NUM_BUCKETS)
-    hive = str(options.get(HIVE_STYLE, config.hive_style_partitioning if config else False)).lower() == "true"
-    url = str(options.get(URL_ENCODE, config.url_encode_partitioning if config else False)).lower() == "true"
-    return keys, partitions, hash_fields, buckets, hive, url
+    return keys, scheme, hash_fields, buckets
 
 
 def with_bucket_id(df: DataFrame, options: Mapping[str, str], path: str | None = None) -> DataFrame:
@@ -65,7 +68,7 @@ def with_bucket_id(df: DataFrame, options: Mapping[str, str], path: str | None =
     Options are the write's (record key, partition fields, bucket count...); with `path`, an
     existing table's settings fill in what the options leave out.
     """
-    keys, partitions, hash_fields, buckets, hive, url = _layout(options, path)
+    keys, scheme, hash_fields, buckets = _layout(options, path)
     schema = StructType(df.schema.fields + [StructField(PARTITION_COLUMN, StringType(), False),
                                             StructField(BUCKET_COLUMN, IntegerType(), False)])
 
@@ -73,7 +76,7 @@ def with_bucket_id(df: DataFrame, options: Mapping[str, str], path: str | None =
         for batch in batches:
             columns = {name: batch.column(name) for name in batch.schema.names}
             key_values = record_keys(columns, keys)
-            paths = partition_paths(columns, partitions, hive_style=hive, url_encode=url, num_rows=batch.num_rows)
+            paths = scheme.paths(columns, batch.num_rows)
             ids = pa.array(bucket_ids(key_values, hash_fields, buckets), pa.int32())
             yield pa.RecordBatch.from_arrays(list(batch.columns) + [paths, ids],
                                              names=batch.schema.names + [PARTITION_COLUMN, BUCKET_COLUMN])
@@ -85,7 +88,7 @@ def bucket_column(options: Mapping[str, str], path: str | None = None) -> Any:
     """A Spark column holding Hudi's bucket number of each row (an Arrow UDF over the key columns)."""
     from pyspark.sql.functions import arrow_udf, col
 
-    keys, _, hash_fields, buckets, _, _ = _layout(options, path)
+    keys, _, hash_fields, buckets = _layout(options, path)
 
     def bucket_of(*values: pa.Array) -> pa.Array:
         key_values = record_keys(dict(zip(keys, values, strict=True)), keys)
@@ -100,8 +103,9 @@ def repartition_by_bucket(
 ) -> DataFrame:
     """`df` shuffled so that all rows of one file group (partition values, bucket) are in one Spark
     partition. Only the key columns go through Python (to compute the bucket)."""
-    _, partitions, _, _, _, _ = _layout(options, path)
+    _, scheme, _, _ = _layout(options, path)
     tagged = df.withColumn(BUCKET_COLUMN, bucket_column(options, path))
-    columns = [*partitions, BUCKET_COLUMN]
+    # Rows of one date partition may hold different timestamps: shuffle by the other fields only.
+    columns = [*(f for f in scheme.fields if f not in scheme.timestamp_fields), BUCKET_COLUMN]
     shuffled = tagged.repartition(num_partitions, *columns) if num_partitions else tagged.repartition(*columns)
     return shuffled.drop(BUCKET_COLUMN)

@@ -21,9 +21,10 @@ from shim.bloom import (
     extended_bloom_filter,
 )
 from shim.files import base_file_name, log_file_name, parse_log_file
-from shim.keygen import partition_paths, record_keys
+from shim.keygen import record_keys
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_avro_data_block, encode_delete_block, write_log_file
+from shim.partition_scheme import scheme_of_table
 from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.storage import join, list_names
@@ -101,13 +102,7 @@ def with_meta_columns(
     n = data.num_rows
     columns = {name: data.column(name) for name in data.column_names}
     keys = record_keys(columns, config.record_key_fields)
-    partitions = partition_paths(
-        columns,
-        config.partition_fields,
-        hive_style=config.hive_style_partitioning,
-        url_encode=config.url_encode_partitioning,
-        num_rows=n,
-    )
+    partitions = scheme_of_table(config).paths(columns, n)
     meta = [
         pa.array([instant] * n, pa.string()),
         pa.array([f"{instant}_{partition_id}_{i}" for i in range(n)], pa.string()),

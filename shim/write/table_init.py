@@ -34,9 +34,13 @@ class TableSpec:
     payload_class: str | None = None
     database: str = "default"
     extra: Mapping[str, str] = field(default_factory=dict)
+    key_generator: str | None = None
+    """The key generator class to record (None: Simple, Complex or Nonpartitioned, by the fields)."""
 
     @property
     def key_generator_class(self) -> str:
+        if self.key_generator:
+            return self.key_generator
         if not self.partition_fields:
             kind = "NON_PARTITION"
         elif len(self.record_key_fields) > 1 or len(self.partition_fields) > 1:

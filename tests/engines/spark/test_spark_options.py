@@ -57,8 +57,10 @@ def test_explicit_options_are_parsed():
         ({**MINIMAL, "hoodie.datasource.write.payload.class": "com.x.MyPayload"}, UnsupportedFeatureError,
          "payload class com.x.MyPayload"),
         ({**MINIMAL, "hoodie.populate.meta.fields": "false"}, UnsupportedFeatureError, "meta.fields=false"),
-        ({**MINIMAL, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator"},
-         UnsupportedFeatureError, "CustomKeyGenerator"),
+        ({**MINIMAL, "hoodie.datasource.write.keygenerator.class": "com.acme.keygen.MyKeyGenerator"},
+         UnsupportedFeatureError, "MyKeyGenerator"),
+        ({**MINIMAL, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator",
+          "hoodie.datasource.write.partitionpath.field": "region"}, InvalidArgumentError, "name:SIMPLE or name:TIMESTAMP"),
     ],
 )
 def test_bad_options_are_rejected_with_the_key_named(options, error, message):

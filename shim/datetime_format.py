@@ -1,0 +1,434 @@
+"""Joda-Time date patterns (what Hudi's timestamp-based key generator formats and parses with),
+applied to whole Arrow arrays.
+
+`DatePattern(text)` reads a pattern such as `yyyy/MM/dd` or `yyyy-MM-dd'T'HH:mm:ss.SSSZ`:
+`format(millis, zone)` turns epoch milliseconds into strings as Joda's `DateTime.toString`
+does (English names), and `parse(strings, zone)` reads strings back into epoch milliseconds
+as a Joda parser does. Letters this module does not know are refused, never guessed.
+Zones are IANA names, `UTC`/`GMT`, `GMT+hh:mm`, or fixed offsets `+hh:mm`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from zoneinfo import ZoneInfo, available_timezones
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from shim.errors import InvalidArgumentError
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# Letters whose value is a number (padded to the letter count when printed).
+_NUMERIC = set("yYuCxwDdHkKhmseS")
+_TEXT_OR_NUMBER = {"M"}  # numeric below three letters, a name from three on
+_KNOWN = _NUMERIC | _TEXT_OR_NUMBER | set("GaEZ")
+_PARSEABLE = set("yYuMdHkKhmsSaEZG")  # letters a parsed pattern may hold (names and eras are matched, not used)
+_GMT_OFFSET = re.compile(r"^(?:GMT|UTC)([+-])(\d{1,2})(?::?(\d{2}))?$")
+
+
+class DatePatternError(InvalidArgumentError):
+    """A date pattern, a zone or a value that does not fit its pattern."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    letter: str  # "" for literal text
+    count: int
+    text: str = ""
+
+
+def tokenize(pattern: str) -> tuple[_Token, ...]:
+    """Joda's reading of a pattern: runs of one letter, and literal text ('quoted' or not)."""
+    tokens: list[_Token] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "'":
+            end = i + 1
+            text = []
+            while end < len(pattern):
+                if pattern[end] == "'":
+                    if end + 1 < len(pattern) and pattern[end + 1] == "'":
+                        text.append("'")
+                        end += 2
+                        continue
+                    break
+                text.append(pattern[end])
+                end += 1
+            else:
+                if end != i + 1:
+                    raise DatePatternError(f"date pattern {pattern!r}: unterminated quote")
+            tokens.append(_Token("", 0, "".join(text) if end > i + 1 else "'"))
+            i = end + 1
+        elif ch.isascii() and ch.isalpha():
+            end = i
+            while end < len(pattern) and pattern[end] == ch:
+                end += 1
+            if ch not in _KNOWN:
+                raise DatePatternError(f"date pattern {pattern!r}: the letter {ch!r} is not supported")
+            tokens.append(_Token(ch, end - i))
+            i = end
+        else:
+            tokens.append(_Token("", 0, ch))
+            i += 1
+    return tuple(tokens)
+
+
+@lru_cache(maxsize=64)
+def java_zone(zone_id: str) -> str:
+    """The Arrow time zone of a Java zone id (`UTC`, `GMT`, `GMT+8`, `Asia/Kolkata`, `+05:30`)."""
+    text = zone_id.strip()
+    if text.upper() in ("UTC", "GMT", "Z", "UT"):
+        return "UTC"
+    match = _GMT_OFFSET.match(text) or re.match(r"^([+-])(\d{2}):?(\d{2})$", text)
+    if match:
+        sign, hours, minutes = match.group(1), int(match.group(2)), int(match.group(3) or 0)
+        if hours > 18 or minutes > 59:
+            raise DatePatternError(f"time zone {zone_id!r} is out of range")
+        return f"{sign}{hours:02d}:{minutes:02d}"
+    if text in available_timezones():
+        return text
+    raise DatePatternError(f"unknown time zone {zone_id!r}; give an IANA name (Europe/Paris), UTC or GMT+hh:mm")
+
+
+@lru_cache(maxsize=1)
+def default_zone() -> str:
+    """The zone a JVM on this machine would take as its default (TZ, else /etc/localtime), else UTC."""
+    candidate = os.environ.get("TZ", "").lstrip(":")
+    if not candidate:
+        target = os.path.realpath("/etc/localtime")
+        marker = "/zoneinfo/"
+        candidate = target.split(marker, 1)[1] if marker in target else ""
+    try:
+        return java_zone(candidate) if candidate else "UTC"
+    except DatePatternError:
+        return "UTC"
+
+
+class DatePattern:
+    """One Joda pattern, to format epoch milliseconds and to parse strings."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = tokenize(text)
+        self.has_offset = any(t.letter == "Z" for t in self.tokens)
+        self._regex: re.Pattern[str] | None = None
+
+    def __repr__(self) -> str:
+        return f"DatePattern({self.text!r})"
+
+    # -- formatting ---------------------------------------------------------------------------
+
+    def format(self, millis: pa.Array, zone: str) -> pa.Array:
+        """Strings of `millis` (int64 epoch milliseconds, no nulls) in `zone`."""
+        utc = np.asarray(millis.cast(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
+        offsets = utc_offsets(utc, zone)
+        stamps = pa.array(utc + offsets, pa.int64()).cast(pa.timestamp("ms"))  # wall-clock time in `zone`
+        n = len(millis)
+        parts: list[pa.Array | str] = []
+        for token in self.tokens:
+            if not token.letter:
+                parts.append(token.text)
+            else:
+                parts.append(self._field(token, stamps, offsets, zone))
+        if not parts:
+            return pa.array([""] * n, pa.string())
+        if all(isinstance(p, str) for p in parts):
+            return pa.array(["".join(str(p) for p in parts)] * n, pa.string())
+        return pc.binary_join_element_wise(*parts, "")
+
+    def _field(self, token: _Token, stamps: pa.Array, offsets: np.ndarray, zone: str) -> pa.Array | str:
+        letter, count = token.letter, token.count
+        if letter in "yYu":
+            year = pc.year(stamps)
+            return _padded(pc.subtract(year, pc.multiply(pc.divide(year, 100), 100)), 2) if count == 2 \
+                else _padded(year, count)
+        if letter == "C":
+            return _padded(pc.divide(pc.year(stamps), 100), count)
+        if letter == "x":
+            year = pc.iso_year(stamps)
+            return _padded(pc.subtract(year, pc.multiply(pc.divide(year, 100), 100)), 2) if count == 2 \
+                else _padded(year, count)
+        if letter == "w":
+            return _padded(pc.iso_week(stamps), count)
+        if letter == "M":
+            month = pc.month(stamps)
+            if count >= 3:
+                names = [m[:3] if count == 3 else m for m in MONTHS]
+                return pc.take(pa.array(names), pc.subtract(month, 1))
+            return _padded(month, count)
+        if letter == "d":
+            return _padded(pc.day(stamps), count)
+        if letter == "D":
+            return _padded(pc.day_of_year(stamps), count)
+        if letter in "HkKh":
+            hour = pc.hour(stamps)
+            if letter == "k":
+                hour = pc.if_else(pc.equal(hour, 0), 24, hour)
+            elif letter == "K":
+                hour = pc.subtract(hour, pc.multiply(pc.divide(hour, 12), 12))
+            elif letter == "h":
+                hour12 = pc.subtract(hour, pc.multiply(pc.divide(hour, 12), 12))
+                hour = pc.if_else(pc.equal(hour12, 0), 12, hour12)
+            return _padded(hour, count)
+        if letter == "m":
+            return _padded(pc.minute(stamps), count)
+        if letter == "s":
+            return _padded(pc.second(stamps), count)
+        if letter == "S":
+            milli = pc.millisecond(stamps)
+            if count <= 3:
+                return _padded(pc.divide(milli, 10 ** (3 - count)), count)
+            return pc.binary_join_element_wise(_padded(milli, 3), "0" * (count - 3), "")
+        if letter == "e":
+            return _padded(pc.day_of_week(stamps, count_from_zero=False, week_start=1), count)
+        if letter == "E":
+            day = pc.day_of_week(stamps, count_from_zero=True, week_start=1)
+            return pc.take(pa.array([d[:3] if count < 4 else d for d in WEEKDAYS]), day)
+        if letter == "a":
+            return pc.if_else(pc.less(pc.hour(stamps), 12), "AM", "PM")
+        if letter == "G":
+            return pc.if_else(pc.greater(pc.year(stamps), 0), "AD", "BC")
+        if letter == "Z":
+            if count >= 3:
+                return zone
+            return _offsets(offsets, colon=count == 2)
+        raise DatePatternError(f"date pattern {self.text!r}: the letter {letter!r} is not supported")
+
+    # -- parsing ------------------------------------------------------------------------------
+
+    def regex(self) -> re.Pattern[str]:
+        """A regular expression with one named group per field of the pattern."""
+        if self._regex is None:
+            pieces = []
+            for i, token in enumerate(self.tokens):
+                if not token.letter:
+                    pieces.append(re.escape(token.text))
+                    continue
+                following = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+                adjacent = following is not None and following.letter in _NUMERIC | (
+                    _TEXT_OR_NUMBER if following.count < 3 else set())
+                pieces.append(f"(?P<f{i}>{_field_regex(token, adjacent)})")
+            self._regex = re.compile("(?i)" + "".join(pieces))  # Joda matches text and literals in any case
+        return self._regex
+
+    def parse(self, strings: pa.Array, zone: str | None) -> tuple[pa.Array, pa.Array]:
+        """(epoch milliseconds, offset in ms or null) of each string; null where it does not match.
+
+        A string's own offset (letter Z) decides its instant; otherwise it is local time in `zone`
+        (the JVM's default zone when None)."""
+        unparseable = sorted({t.letter for t in self.tokens if t.letter and t.letter not in _PARSEABLE})
+        if unparseable:
+            raise DatePatternError(f"date pattern {self.text!r}: cannot parse with the letter {unparseable[0]!r}")
+        regex = self.regex()
+        n = len(strings)
+        anchored = f"(?i)^(?:{regex.pattern[4:]})$"
+        groups = [f"f{i}" for i, t in enumerate(self.tokens) if t.letter]
+        found = _extract(strings, anchored) if groups else None
+        if found is None:
+            matched = pc.equal(strings, "".join(t.text for t in self.tokens))
+        fields = {"year": 1970, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0, "milli": 0}
+        values: dict[str, np.ndarray] = {k: np.full(n, v, np.int64) for k, v in fields.items()}
+        pm: np.ndarray | None = None
+        offset: np.ndarray | None = None
+        if found is not None:
+            matched = found.is_valid()
+            for i, token in enumerate(self.tokens):
+                if not token.letter:
+                    continue
+                text = pc.fill_null(found.field(f"f{i}"), "")
+                self._read_field(token, text, values, n)
+                if token.letter == "a":
+                    pm = np.asarray(pc.equal(pc.utf8_upper(text), "PM").to_numpy(zero_copy_only=False))
+                elif token.letter == "Z":
+                    offset = _parse_offsets(text)
+        ok = np.asarray(matched.to_numpy(zero_copy_only=False), dtype=bool) if n else np.zeros(0, bool)
+        if pm is not None:
+            hour = values["hour"] % 12
+            values["hour"] = np.where(pm, hour + 12, hour)
+        days = _days_from_civil(values["year"], values["month"], values["day"])
+        local = (((days * 24 + values["hour"]) * 60 + values["minute"]) * 60 + values["second"]) * 1000 \
+            + values["milli"]
+        valid = ok & (values["month"] >= 1) & (values["month"] <= 12) & (values["day"] >= 1) \
+            & (values["day"] <= _days_in_month(values["year"], values["month"])) & (values["hour"] < 24) \
+            & (values["minute"] < 60) & (values["second"] < 60)
+        if offset is not None:
+            instants = local - offset
+            offsets = pa.array(offset, pa.int64(), mask=~valid)
+        else:
+            instants, exists = local_to_utc(np.where(valid, local, 0), zone or default_zone())
+            valid &= exists
+            offsets = pa.nulls(n, pa.int64())
+        return pa.array(instants, pa.int64(), mask=~valid), offsets
+
+    def _read_field(self, token: _Token, text: pa.Array, values: dict[str, np.ndarray], n: int) -> None:
+        letter, count = token.letter, token.count
+        if letter in ("a", "Z", "E", "G"):
+            return
+        if letter == "M" and count >= 3:
+            lowered = pc.utf8_lower(text)
+            month = np.zeros(n, np.int64)
+            for number, name in enumerate(MONTHS, start=1):
+                hit = np.asarray(pc.or_(pc.equal(lowered, name.lower()),
+                                        pc.equal(lowered, name[:3].lower())).to_numpy(zero_copy_only=False))
+                month[hit] = number
+            values["month"] = month
+            return
+        digits = _to_int(text)
+        if letter == "S":
+            width = pc.utf8_length(text).to_numpy(zero_copy_only=False)
+            values["milli"] = _fraction_to_millis(digits, np.asarray(width, np.int64))
+        elif letter in "yYu":
+            width = np.asarray(pc.utf8_length(text).to_numpy(zero_copy_only=False), np.int64)
+            values["year"] = np.where(width == 2, _two_digit_year(digits), digits) if count == 2 else digits
+        else:
+            key = {"M": "month", "d": "day", "H": "hour", "k": "hour", "K": "hour", "h": "hour", "m": "minute", "s": "second"}
+            values[key[letter]] = digits % 24 if letter == "k" else digits
+
+
+# Arrow's zone rules stop at the last transition the zone files list (2037); later instants
+# follow the zone's recurring rule through Python's zoneinfo, as Java's do.
+_ARROW_RULES_UNTIL = 2114380800000  # 2037-01-01T00:00Z
+_EPOCH = datetime.datetime(1970, 1, 1)
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def _fixed_offset_ms(zone: str) -> int | None:
+    if zone == "UTC":
+        return 0
+    if zone[0] in "+-":
+        return (-1 if zone[0] == "-" else 1) * (int(zone[1:3]) * 60 + int(zone[4:6])) * 60000
+    return None
+
+
+def utc_offsets(utc_ms: np.ndarray, zone: str) -> np.ndarray:
+    """The offset from UTC (ms) of `zone` at each instant."""
+    fixed = _fixed_offset_ms(zone)
+    if fixed is not None:
+        return np.full(len(utc_ms), fixed, np.int64)
+    zoned = pa.array(utc_ms, pa.int64()).cast(pa.timestamp("ms")).cast(pa.timestamp("ms", tz=zone))
+    local = np.asarray(pc.local_timestamp(zoned).cast(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
+    offsets = local - utc_ms
+    late = np.flatnonzero(utc_ms >= _ARROW_RULES_UNTIL)
+    if len(late):
+        rules = ZoneInfo(zone)
+        for i in late:
+            moment = _EPOCH_UTC + datetime.timedelta(milliseconds=int(utc_ms[i]))
+            offset = moment.astimezone(rules).utcoffset() or datetime.timedelta(0)
+            offsets[i] = int(offset.total_seconds() * 1000)
+    return offsets
+
+
+def local_to_utc(local_ms: np.ndarray, zone: str) -> tuple[np.ndarray, np.ndarray]:
+    """(instants, whether each local time exists) of wall-clock times in `zone`; of two instants
+    with one local time the earlier, as Joda picks; times skipped by a transition do not exist."""
+    fixed = _fixed_offset_ms(zone)
+    if fixed is not None:
+        return local_ms - fixed, np.ones(len(local_ms), bool)
+    naive = pa.array(local_ms, pa.int64()).cast(pa.timestamp("ms"))
+    early = pc.assume_timezone(naive, timezone=zone, ambiguous="earliest", nonexistent="earliest")
+    late = pc.assume_timezone(naive, timezone=zone, ambiguous="earliest", nonexistent="latest")
+    instants = np.asarray(early.cast(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
+    exists = np.asarray(pc.equal(early, late).to_numpy(zero_copy_only=False), bool)
+    far = np.flatnonzero(local_ms >= _ARROW_RULES_UNTIL)
+    if len(far):
+        rules = ZoneInfo(zone)
+        for i in far:
+            wall = _EPOCH + datetime.timedelta(milliseconds=int(local_ms[i]))
+            first = wall.replace(tzinfo=rules, fold=0)
+            back = first.astimezone(datetime.UTC).astimezone(rules).replace(tzinfo=None)
+            exists[i] = back == wall
+            offset = first.utcoffset()
+            instants[i] = int(local_ms[i]) - (int(offset.total_seconds() * 1000) if offset is not None else 0)
+    return instants, exists
+
+
+def _extract(strings: pa.Array, pattern: str) -> pa.StructArray:
+    found = pc.extract_regex(strings, pattern=pattern)
+    return found.combine_chunks() if isinstance(found, pa.ChunkedArray) else found
+
+
+def _field_regex(token: _Token, adjacent: bool) -> str:
+    letter, count = token.letter, token.count
+    if letter == "M" and count >= 3:
+        return "|".join(sorted({m for name in MONTHS for m in (name, name[:3])}, key=len, reverse=True))
+    if letter == "E":
+        return "|".join(sorted({d for name in WEEKDAYS for d in (name, name[:3])}, key=len, reverse=True))
+    if letter == "a":
+        return "AM|PM"
+    if letter == "G":
+        return "AD|BC"
+    if letter == "Z":
+        return r"Z|[+-]\d{2}:?\d{2}" if count < 3 else r"[A-Za-z_/+\-0-9:]+"
+    if letter in "yYux":
+        if count == 2:  # two digits (a pivot year), or any year when no number follows
+            return r"\d{2}" if adjacent else r"\d{1,9}"
+        return rf"\d{{1,{count}}}" if adjacent else r"\d{1,9}"
+    most = {"S": 9, "D": 3}.get(letter, 2)
+    return rf"\d{{1,{most}}}"
+
+
+def _two_digit_year(digits: np.ndarray) -> np.ndarray:
+    """Joda's two-digit years: within 50 years before to 49 after the current year."""
+    base = datetime.date.today().year - 50
+    return base + np.mod(digits - base, 100)
+
+
+def _padded(numbers: pa.Array, width: int) -> pa.Array:
+    text = numbers.cast(pa.int64()).cast(pa.string())
+    return pc.utf8_lpad(text, width=width, padding="0") if width > 1 else text
+
+
+def _offsets(offset_ms: np.ndarray, *, colon: bool) -> pa.Array:
+    minutes = offset_ms // 60000
+    sign = np.where(minutes < 0, "-", "+")
+    absolute = np.abs(minutes)
+    sep = ":" if colon else ""
+    return pa.array([f"{s}{m // 60:02d}{sep}{m % 60:02d}" for s, m in zip(sign, absolute, strict=True)],
+                    pa.string())
+
+
+def _parse_offsets(text: pa.Array) -> np.ndarray:
+    out = np.zeros(len(text), np.int64)
+    for i, value in enumerate(text.to_pylist()):
+        if value and value.upper() != "Z":
+            digits = value[1:].replace(":", "")
+            minutes = int(digits[:2]) * 60 + int(digits[2:4])
+            out[i] = (-1 if value[0] == "-" else 1) * minutes * 60000
+    return out
+
+
+def _to_int(text: pa.Array) -> np.ndarray:
+    cleaned = pc.if_else(pc.equal(text, ""), "0", text)
+    return np.asarray(cleaned.cast(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
+
+
+def _fraction_to_millis(digits: np.ndarray, width: np.ndarray) -> np.ndarray:
+    scale = np.power(10, np.clip(3 - width, -18, 3)).astype(np.float64)
+    return np.floor(digits * scale).astype(np.int64)
+
+
+def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
+    """Days since 1970-01-01 of proleptic Gregorian dates (Howard Hinnant's algorithm)."""
+    y = year - (month <= 2)
+    era = np.floor_divide(y, 400)
+    yoe = y - era * 400
+    mp = (month + 9) % 12
+    doy = (153 * mp + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _days_in_month(year: np.ndarray, month: np.ndarray) -> np.ndarray:
+    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+    lengths = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
+    return lengths[np.clip(month, 1, 12) - 1] + ((month == 2) & leap)
+
