@@ -179,3 +179,42 @@ def test_spark_writes_clean_old_file_versions_with_hudi_cleaner_options(spark, t
     assert shim_rows(path) == hudi_rs_rows(path, COLUMNS)
     with pytest.raises(Exception, match="cleaner .* deleted the files of older commits"):
         spark.read.format("hudi_shim").option("as.of.instant", instants[0]).load(path).collect()
+
+
+def test_spark_timestamps_partition_by_day_with_the_custom_key_generator(spark, tmp_path):
+    opts = {**options("MERGE_ON_READ"),
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator",
+            "hoodie.datasource.write.partitionpath.field": "region:SIMPLE,at:TIMESTAMP",
+            # A Spark timestamp reaches key generators as its Avro long: microseconds.
+            "hoodie.keygen.timebased.timestamp.type": "SCALAR",
+            "hoodie.keygen.timebased.timestamp.scalar.time.unit": "MICROSECONDS",
+            "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd",
+            "hoodie.keygen.timebased.timezone": "UTC"}
+
+    from pyspark.sql.functions import expr
+
+    def frame(start: int, stop: int, ts: int):  # type: ignore[no-untyped-def]
+        # Row i happens 2i hours after 2024-03-01T00:00Z.
+        return trips(spark, start, stop, ts=str(ts), parts=3).withColumn(
+            "at", expr("timestamp_seconds(1709251200 + cast(substr(id, 2) as int) * 7200)"))
+
+    partitions = {f"{'sf' if i % 3 == 0 else 'ny'}/2024-03-0{1 + i // 12}" for i in range(60)}
+
+    shuffled = with_bucket_id(repartition_by_bucket(frame(0, 60, 1), opts, num_partitions=3), opts)
+    owners = shuffled.rdd.mapPartitionsWithIndex(
+        lambda index, part: [((r._hoodie_bucket_partition, r._hoodie_bucket_id), index) for r in part]).distinct()
+    groups = owners.collect()
+    assert len({group for group, _ in groups}) == len(groups)  # no file group in two Spark partitions
+    assert {g[0] for g, _ in groups} == partitions
+
+    path = str(tmp_path / "t")
+    frame(0, 60, 1).write.format("hudi_shim").mode("append").options(**opts).save(path)
+    frame(0, 60, 3).write.format("hudi_shim").mode("append").options(**opts).save(path)
+    folders = {name.rsplit("/", 1)[0] for name in data_files(path)}
+    assert folders == partitions
+    rows = shim_rows(path)
+    assert len(rows) == 60 and {r["ts"] for r in rows} == {3}
+    assert [r["at"].isoformat() for r in rows[:2]] == ["2024-03-01T00:00:00+00:00", "2024-03-01T02:00:00+00:00"]
+    read = spark_rows(spark.read.format("hudi_shim").load(path).select("id", "ts", "at"))
+    assert [(r["id"], r["ts"], r["at"].timestamp()) for r in read] == \
+        [(r["id"], r["ts"], r["at"].timestamp()) for r in rows]
