@@ -397,13 +397,14 @@ def _offsets(offset_ms: np.ndarray, *, colon: bool) -> pa.Array:
 
 
 def _parse_offsets(text: pa.Array) -> np.ndarray:
-    out = np.zeros(len(text), np.int64)
-    for i, value in enumerate(text.to_pylist()):
-        if value and value.upper() != "Z":
-            digits = value[1:].replace(":", "")
-            minutes = int(digits[:2]) * 60 + int(digits[2:4])
-            out[i] = (-1 if value[0] == "-" else 1) * minutes * 60000
-    return out
+    """Milliseconds east of UTC of offsets written `Z`, `+hhmm` or `+hh:mm`."""
+    bare = pc.replace_substring(text, ":", "")
+    utc = pc.or_(pc.equal(pc.utf8_upper(bare), "Z"), pc.equal(bare, ""))
+    signed = pc.if_else(utc, "+0000", bare)
+    sign = np.where(np.asarray(pc.starts_with(signed, "-").to_numpy(zero_copy_only=False), bool), -1, 1)
+    hours = _to_int(pc.utf8_slice_codeunits(signed, 1, 3))
+    minutes = _to_int(pc.utf8_slice_codeunits(signed, 3, 5))
+    return sign * (hours * 60 + minutes) * 60000
 
 
 def _to_int(text: pa.Array) -> np.ndarray:

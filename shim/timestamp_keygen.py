@@ -202,60 +202,79 @@ class TimestampPartitioning:
             )
         if column.null_count:
             column = pc.fill_null(column, self._null_stand_in())
+        sample = column.slice(0, 10_000)
+        if len(pc.unique(sample)) > len(sample) // 2:  # mostly distinct values: no use finding repeats
+            return self._format_strings(column, field)
         uniques = pc.unique(column)
-        millis, zones = self._parse(uniques, field)
-        out = np.empty(len(uniques), dtype=object)
-        for zone in sorted(set(zones)):
-            rows = np.flatnonzero(np.asarray(zones) == zone)
-            formatted = DatePattern(self.output_format).format(pa.array(millis[rows], pa.int64()), zone)
-            out[rows] = formatted.to_numpy(zero_copy_only=False)
-        return pc.take(pa.array(out, pa.string()), pc.index_in(column, uniques))
+        return pc.take(self._format_strings(uniques, field), pc.index_in(column, uniques))
+
+    def _format_strings(self, strings: pa.Array, field: str) -> pa.Array:
+        millis, own_offsets = self._parse(strings, field)
+        pattern = DatePattern(self.output_format)
+        zone = self.output_zone or self.input_zone
+        if zone is not None:
+            formatted = pattern.format(pa.array(millis, pa.int64()), zone)
+        else:  # each value prints in the zone it was read in: its own offset, else the default zone
+            keys = np.unique(own_offsets)
+            if len(keys) == 1:
+                formatted = pattern.format(pa.array(millis, pa.int64()), _zone_of_offset(int(keys[0])))
+            else:
+                out = np.empty(len(strings), dtype=object)
+                for key in keys:
+                    rows = np.flatnonzero(own_offsets == key)
+                    out[rows] = pattern.format(pa.array(millis[rows], pa.int64()),
+                                               _zone_of_offset(int(key))).to_numpy(zero_copy_only=False)
+                formatted = pa.array(out, pa.string())
+        return formatted
 
     def _null_stand_in(self) -> str:
         """What Hudi reads for a null date string: the instant 1 ms printed in the first input format."""
         zone = self.input_zone or self.output_zone or "UTC"
         return DatePattern(self.input_formats[0]).format(pa.array([1], pa.int64()), zone)[0].as_py()
 
-    def _parse(self, strings: pa.Array, field: str) -> tuple[np.ndarray, list[str]]:
+    def _parse(self, strings: pa.Array, field: str) -> tuple[np.ndarray, np.ndarray]:
+        """(epoch ms, offset the value spelled or NO_OFFSET) of each string, by the first input
+        format that reads it."""
         n = len(strings)
         millis = np.zeros(n, np.int64)
-        zones: list[str | None] = [None] * n
+        own = np.full(n, NO_OFFSET, np.int64)
         todo = np.ones(n, bool)
         for text in self.input_formats:
             if not todo.any():
                 break
             pattern = DatePattern(text)
             rows = np.flatnonzero(todo)
-            parsed, offsets = pattern.parse(strings.take(pa.array(rows)), self.input_zone)
+            subset = strings if len(rows) == n else strings.take(pa.array(rows))
+            parsed, offsets = pattern.parse(subset, self.input_zone)
             hit = np.asarray(parsed.is_valid().to_numpy(zero_copy_only=False), bool)
-            values = np.asarray(pc.fill_null(parsed, 0).to_numpy(zero_copy_only=False), np.int64)
-            own = np.asarray(pc.fill_null(offsets, 0).to_numpy(zero_copy_only=False), np.int64)
-            for row, ok, value, offset in zip(rows, hit, values, own, strict=True):
-                if ok:
-                    millis[row] = value
-                    zones[row] = self._print_zone(pattern, int(offset))
-                    todo[row] = False
+            found = rows[hit]
+            millis[found] = np.asarray(pc.fill_null(parsed, 0).to_numpy(zero_copy_only=False), np.int64)[hit]
+            if pattern.has_offset:
+                own[found] = np.asarray(pc.fill_null(offsets, 0).to_numpy(zero_copy_only=False), np.int64)[hit]
+            todo[found] = False
         if todo.any():
             bad = strings[int(np.flatnonzero(todo)[0])].as_py()
             raise InvalidArgumentError(
                 f"partition field {field!r}: the value {bad!r} matches none of the input date formats "
-                f"{', '.join(self.input_formats)} ({INPUT_FORMAT})",
+                f"{', '.join(self.input_formats)} ({INPUT_FORMAT}), or names a local time that does not exist "
+                "in the input zone",
                 column=field,
             )
-        return millis, [z or "UTC" for z in zones]
+        return millis, own
 
-    def _print_zone(self, pattern: DatePattern, offset_ms: int) -> str:
-        """The zone a parsed value is printed in: the output zone, else the zone it was read in."""
-        if self.output_zone is not None:
-            return self.output_zone
-        if self.input_zone is not None:
-            return self.input_zone
-        if pattern.has_offset:
-            if offset_ms == 0:
-                return "UTC"
-            sign, minutes = ("-" if offset_ms < 0 else "+"), abs(offset_ms) // 60000
-            return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+NO_OFFSET = np.iinfo(np.int64).min  # a parsed value that spelled no offset
+
+
+def _zone_of_offset(offset_ms: int) -> str:
+    """The zone a parsed value prints in (no output zone set): its own offset, else the default zone."""
+    if offset_ms == NO_OFFSET:
         return default_zone()
+    if offset_ms == 0:
+        return "UTC"
+    sign, minutes = ("-" if offset_ms < 0 else "+"), abs(offset_ms) // 60000
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
 
 def persisted_properties(options: Mapping[str, str]) -> dict[str, str]:
     """The timestamp key generator settings of `options` Hudi writes into hoodie.properties."""

@@ -143,3 +143,10 @@ def test_custom_fields_and_paths() -> None:
     assert scheme.paths(columns, 3).to_pylist() == [
         "region=eu/ts=1970%2F01%2F01", "region=__HIVE_DEFAULT_PARTITION__/ts=1970%2F01%2F01",
         "region=a b%2Fc/ts=1970%2F01%2F02"]
+
+
+def test_repeated_strings_are_parsed_once_with_the_same_result() -> None:
+    parsing = settings("DATE_STRING", "yyyyMMddHH", **{"input.dateformat": "yyyy-MM-dd'T'HH:mm:ssZ,yyyy/MM/dd"})
+    distinct = ["2024-03-01T23:30:00+0200", "2024/03/02", "2024-03-01T23:30:00Z"]
+    one_each = parsing.values(pa.array(distinct), "t").to_pylist()
+    assert parsing.values(pa.array(distinct * 400), "t").to_pylist() == one_each * 400
