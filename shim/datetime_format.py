@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from shim.calendar import days_from_civil, days_in_month
 from shim.errors import InvalidArgumentError
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -230,7 +231,7 @@ class DatePattern:
             raise DatePatternError(f"date pattern {self.text!r}: cannot parse with the letter {unparseable[0]!r}")
         regex = self.regex()
         n = len(strings)
-        anchored = f"(?i)^(?:{regex.pattern[4:]})$"
+        anchored = f"(?i)^(?:{regex.pattern.removeprefix('(?i)')})$"
         groups = [f"f{i}" for i, t in enumerate(self.tokens) if t.letter]
         found = _extract(strings, anchored) if groups else None
         if found is None:
@@ -254,11 +255,11 @@ class DatePattern:
         if pm is not None:
             hour = values["hour"] % 12
             values["hour"] = np.where(pm, hour + 12, hour)
-        days = _days_from_civil(values["year"], values["month"], values["day"])
+        days = days_from_civil(values["year"], values["month"], values["day"])
         local = (((days * 24 + values["hour"]) * 60 + values["minute"]) * 60 + values["second"]) * 1000 \
             + values["milli"]
         valid = ok & (values["month"] >= 1) & (values["month"] <= 12) & (values["day"] >= 1) \
-            & (values["day"] <= _days_in_month(values["year"], values["month"])) & (values["hour"] < 24) \
+            & (values["day"] <= days_in_month(values["year"], values["month"])) & (values["hour"] < 24) \
             & (values["minute"] < 60) & (values["second"] < 60)
         if offset is not None:
             instants = local - offset
@@ -415,21 +416,3 @@ def _to_int(text: pa.Array) -> np.ndarray:
 def _fraction_to_millis(digits: np.ndarray, width: np.ndarray) -> np.ndarray:
     scale = np.power(10, np.clip(3 - width, -18, 3)).astype(np.float64)
     return np.floor(digits * scale).astype(np.int64)
-
-
-def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
-    """Days since 1970-01-01 of proleptic Gregorian dates (Howard Hinnant's algorithm)."""
-    y = year - (month <= 2)
-    era = np.floor_divide(y, 400)
-    yoe = y - era * 400
-    mp = (month + 9) % 12
-    doy = (153 * mp + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _days_in_month(year: np.ndarray, month: np.ndarray) -> np.ndarray:
-    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
-    lengths = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
-    return lengths[np.clip(month, 1, 12) - 1] + ((month == 2) & leap)
-

@@ -24,6 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from shim.calendar import days_from_civil, days_in_month
+
 _NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _DATE = r"^(?P<sign>[+-]?)(?P<y>[0-9]{4,7})(?:-(?P<m>[0-9]{1,2})(?:-(?P<d>[0-9]{1,2})(?:[ T].*)?)?)?$"
 _FLOAT_TEXT = r"^(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]+))?(?:e\+?(?P<exp>-?[0-9]+))?$"
@@ -211,21 +213,8 @@ def string_to_date(arr: pa.Array) -> pa.Array:
     day = number("d", 1)
     month_ok = (month >= 1) & (month <= 12)
     safe_month = np.where(month_ok, month, 1)
-    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
-    month_days = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])[safe_month - 1] + (
-        leap & (safe_month == 2)
-    )
-    ok = valid & month_ok & (day >= 1) & (day <= month_days)
-    days = _days_from_civil(year, safe_month, np.where(ok, day, 1))
+    ok = valid & month_ok & (day >= 1) & (day <= days_in_month(year, safe_month))
+    days = days_from_civil(year, safe_month, np.where(ok, day, 1))
     return pa.array(days.astype(np.int32), pa.date32(), mask=~ok)
 
 
-def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
-    """Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's algorithm)."""
-    y = year - (month <= 2)
-    era = np.floor_divide(y, 400)
-    yoe = y - era * 400
-    mp = (month + 9) % 12
-    doy = (153 * mp + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
