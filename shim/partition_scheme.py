@@ -121,13 +121,20 @@ def scheme_of_table(config: TableConfig, options: Mapping[str, str] | None = Non
 
 def _custom_fields(config: TableConfig, options: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     types = config.partition_field_types
-    if types and all(t is not None for t in types):
-        return config.partition_fields, tuple(f for f, t in zip(config.partition_fields, types, strict=True)
-                                              if t == TIMESTAMP)
     given = options.get(PARTITION_PATH_OPTION)
+    if types and all(t is not None for t in types):
+        recorded = (config.partition_fields, tuple(f for f, t in zip(config.partition_fields, types, strict=True)
+                                                   if t == TIMESTAMP))
+        if given and ":" in given and parse_partition_fields(given, "CUSTOM") != recorded:
+            raise InvalidArgumentError(
+                f"{PARTITION_PATH_OPTION}={given} differs from the table's "
+                f"{','.join(f + ':' + str(t) for f, t in zip(config.partition_fields, types, strict=True))}"
+            )
+        return recorded
     if not given or ":" not in given:
         raise UnsupportedFeatureError(
-            f"{config.path}: the table uses CustomKeyGenerator and its hoodie.properties does not record which "
+            f"{config.path}: the table uses CustomKeyGenerator and its hoodie.properties (written by Hudi 0.14/0.15) "
+            "does not record which "
             f"partition fields are timestamps; give {PARTITION_PATH_OPTION} with each field's type "
             f"({','.join(f + ':SIMPLE' for f in config.partition_fields)}, TIMESTAMP where it applies)",
             feature="custom-key-generator",

@@ -19,6 +19,9 @@ TIMELINE_PATH = "hoodie.timeline.path"
 TIMELINE_HISTORY_PATH = "hoodie.timeline.history.path"
 RECORD_KEY_FIELDS = "hoodie.table.recordkey.fields"
 PARTITION_FIELDS = "hoodie.table.partition.fields"
+# Not a table property in Hudi 0.14/0.15; this writer records it for CustomKeyGenerator tables,
+# whose version-6 `hoodie.table.partition.fields` loses the field types.
+WRITE_PARTITION_FIELDS = "hoodie.datasource.write.partitionpath.field"
 PRECOMBINE_FIELD = "hoodie.table.precombine.field"
 ORDERING_FIELDS = "hoodie.table.ordering.fields"
 KEYGEN_CLASS = "hoodie.table.keygenerator.class"
@@ -240,11 +243,14 @@ class TableConfig:
 
     @property
     def partition_field_types(self) -> tuple[str | None, ...]:
-        """Per partition field, the CustomKeyGenerator type (SIMPLE, TIMESTAMP) when declared."""
-        return tuple(
-            f.split(":", 1)[1].upper() if ":" in f else None
-            for f in _split_list(self.raw.get(PARTITION_FIELDS))
-        )
+        """Per partition field, the CustomKeyGenerator type (SIMPLE, TIMESTAMP) when declared (in
+        the partition fields, else in a recorded `hoodie.datasource.write.partitionpath.field`)."""
+        declared = _split_list(self.raw.get(PARTITION_FIELDS))
+        if not any(":" in f for f in declared):
+            recorded = _split_list(self.raw.get(WRITE_PARTITION_FIELDS))
+            if [f.split(":", 1)[0].strip() for f in recorded] == list(self.partition_fields):
+                declared = recorded
+        return tuple(f.split(":", 1)[1].strip().upper() if ":" in f else None for f in declared)
 
     @property
     def ordering_fields(self) -> tuple[str, ...]:

@@ -48,7 +48,7 @@ DEFAULT_PARSER = "org.apache.hudi.keygen.parser.HoodieDateTimeParser"
 PERSISTED = (TIMESTAMP_TYPE, DATE_TIME_PARSER, SCALAR_UNIT, INPUT_FORMAT_DELIMITER, INPUT_FORMAT, INPUT_TIMEZONE, OUTPUT_FORMAT,
              OUTPUT_TIMEZONE, TIMEZONE)
 
-_UNIT_MS = {  # milliseconds per unit, as (multiplier, divisor)
+UNIT_MS = {  # milliseconds per unit, as (multiplier, divisor)
     "NANOSECONDS": (1, 1_000_000),
     "MICROSECONDS": (1, 1_000),
     "MILLISECONDS": (1, 1),
@@ -186,7 +186,7 @@ class TimestampPartitioning:
 
     def _to_millis(self, numbers: np.ndarray) -> np.ndarray:
         assert self.unit is not None
-        multiplier, divisor = _UNIT_MS[self.unit]
+        multiplier, divisor = UNIT_MS[self.unit]
         if divisor > 1:  # Java's TimeUnit.convert truncates toward zero
             return np.where(numbers >= 0, numbers // divisor, -((-numbers) // divisor))
         return numbers * multiplier
@@ -307,7 +307,7 @@ def _unit(kind: TimestampType, options: Mapping[str, str]) -> str | None:
         return "SECONDS"
     if kind is TimestampType.SCALAR:
         unit = (option(options, SCALAR_UNIT) or "SECONDS").strip().upper()
-        if unit not in _UNIT_MS:
-            raise InvalidArgumentError(f"{SCALAR_UNIT}={unit} is not one of {', '.join(_UNIT_MS)}")
+        if unit not in UNIT_MS:
+            raise InvalidArgumentError(f"{SCALAR_UNIT}={unit} is not one of {', '.join(UNIT_MS)}")
         return unit
     return None

@@ -70,6 +70,9 @@ def new_table_partitioning(
     fields, stamps = parse_partition_fields(spec, kind)
     scheme = build_scheme(fields, stamps, hive_style=hive_style, url_encode=url_encode, settings=options)
     properties = persisted_properties(options) if stamps else {}
+    if kind == "CUSTOM":  # version 6 keeps the fields without their types: keep them beside
+        properties[PARTITION_PATH_OPTION] = ",".join(
+            f"{name}:{'TIMESTAMP' if name in stamps else 'SIMPLE'}" for name in fields)
     return NewTablePartitioning(scheme, KEYGEN_PACKAGE + _CLASS_OF_KIND[kind], properties)
 
 

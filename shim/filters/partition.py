@@ -12,8 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import numbers
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import pyarrow as pa
 
@@ -27,6 +28,34 @@ _TRUE: Possible = frozenset({True})
 _FALSE: Possible = frozenset({False})
 _NULL: Possible = frozenset({None})
 _MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ValueRange:
+    """What a partition knows of a numeric column: its rows hold values from `low` to `high`
+    (inclusive), or, when `nullable`, null. Comparisons with it answer every truth they could."""
+
+    low: float
+    high: float
+    nullable: bool = True
+
+    def truths(self, op: CompareOp, literal: object) -> Possible:
+        if isinstance(literal, bool) or not isinstance(literal, numbers.Real | Decimal):
+            return _ANY
+        low, high, x = self.low, self.high, cast(Any, literal)
+        true_possible = {
+            CompareOp.EQ: low <= x <= high, CompareOp.NE: True,
+            CompareOp.LT: low < x, CompareOp.LE: low <= x,
+            CompareOp.GT: high > x, CompareOp.GE: high >= x,
+        }[op]
+        false_possible = {
+            CompareOp.EQ: True, CompareOp.NE: low <= x <= high,
+            CompareOp.LT: high >= x, CompareOp.LE: high > x,
+            CompareOp.GT: low <= x, CompareOp.GE: low < x,
+        }[op]
+        return frozenset(({None} if self.nullable else set()) | ({True} if true_possible else set())
+                         | ({False} if false_possible else set()))
+
 
 _COMPARE: dict[CompareOp, Callable[[Any, Any], bool]] = {
     CompareOp.EQ: lambda a, b: bool(a == b),
@@ -58,6 +87,8 @@ def possible_truths(expr: Expr, values: Mapping[str, object]) -> Possible:
                 return _ANY
             if value is None:
                 return _NULL
+            if isinstance(value, ValueRange):
+                return value.truths(op, literal.value)
             return _compare(op, value, literal.value)
         case InList(column, literals, negated):
             value = _value(column, values)
@@ -67,12 +98,15 @@ def possible_truths(expr: Expr, values: Mapping[str, object]) -> Possible:
                 return _NULL
             found = _FALSE
             for literal in literals:
-                found = _or(found, _compare(CompareOp.EQ, value, literal.value))
+                found = _or(found, value.truths(CompareOp.EQ, literal.value) if isinstance(value, ValueRange)
+                            else _compare(CompareOp.EQ, value, literal.value))
             return _not(found) if negated else found
         case IsNull(column, negated):
             value = _value(column, values)
             if value is _MISSING:
                 return _ANY
+            if isinstance(value, ValueRange):
+                return frozenset({negated} | ({not negated} if value.nullable else set()))
             return frozenset({(value is None) != negated})
         case And(left, right):
             return _and(possible_truths(left, values), possible_truths(right, values))

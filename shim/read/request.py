@@ -27,6 +27,7 @@ from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import PartitionValues, TableSchemas
+from shim.read.timestamp_ranges import partition_ranges
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window
 from shim.timeline.instant import normalize_instant
 
@@ -235,8 +236,10 @@ def _partition_values(table: Table, schemas: TableSchemas, partition: str) -> Pa
         return cached
     raw = partition_values(partition, table.config)
     typed = typed_partition_values(raw, schemas.data_schema) if raw is not None else None
+    # Date partitions (timestamp-based key generators) bound their source column instead.
+    ranges = partition_ranges(partition, table.config) if raw is None else {}
     found = PartitionValues(
-        None if typed is None else {k: v.as_py() for k, v in typed.items() if v is not None},
+        {k: v.as_py() for k, v in typed.items() if v is not None} if typed is not None else (ranges or None),
         None if typed is None else {
             k: v.as_py() for k, v in typed.items() if v is not None and v.is_valid and exact_from_path(v.type)},
     )

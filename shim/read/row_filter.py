@@ -28,6 +28,7 @@ from shim.filters import (
     referenced_columns,
     to_arrow_expression,
 )
+from shim.filters.partition import ValueRange
 from shim.filters.substrait import conjuncts_from_substrait
 
 _PRUNING_FS = pafs.LocalFileSystem()
@@ -168,6 +169,15 @@ def _prune_with_arrow(
 
 
 def _guarantee(values: Mapping[str, object]) -> pc.Expression:
-    terms = [pc.field(name).is_null() if value is None else pc.field(name) == pc.scalar(value)
-             for name, value in values.items()]
+    terms = [_known(name, value) for name, value in values.items()]
     return reduce(lambda a, b: a & b, terms) if terms else pc.scalar(True)
+
+
+def _known(name: str, value: object) -> pc.Expression:
+    field = pc.field(name)
+    if value is None:
+        return field.is_null()
+    if isinstance(value, ValueRange):
+        within = (field >= pc.scalar(value.low)) & (field <= pc.scalar(value.high))
+        return within | field.is_null() if value.nullable else within
+    return field == pc.scalar(value)

@@ -99,13 +99,12 @@ def test_custom_key_generator_mixes_values_and_dates(tmp_path: Path) -> None:
     assert set(partition_of_rows(table_path)) == {f"region={r}/event=2024-03-0{d}" for r in ("eu", "us") for d in (1, 2)}
     recorded = properties(table_path)
     assert recorded["hoodie.table.keygenerator.class"] == "org.apache.hudi.keygen.CustomKeyGenerator"
-    # Version 6 records the fields without their types, as Hudi 0.15 does.
+    # Version 6 records the fields without their types, as Hudi 0.15 does; the types go beside.
     assert recorded["hoodie.table.partition.fields"] == "region,event"
+    assert recorded[PARTITION] == "region:SIMPLE,event:TIMESTAMP"
 
-    with pytest.raises(UnsupportedFeatureError, match="region:SIMPLE"):
-        write(table_path, first[:1], schema=SCHEMA)
     update = [row(i, 2, day=1 + (i // 2) % 2, hour=21) for i in (0, 3)]
-    write(table_path, update, schema=SCHEMA, **{PARTITION: CUSTOM[PARTITION]})
+    write(table_path, update, schema=SCHEMA)
 
     want = expected(first, update)
     got = [{k: r[k] for k in COLUMNS} for r in shim_rows(table_path)]
@@ -120,6 +119,22 @@ def test_custom_key_generator_mixes_values_and_dates(tmp_path: Path) -> None:
                         "ORDER BY region").fetchall()
     assert counted == [(region, sum(r["region"] == region for r in want),
                         min(r["event"] for r in want if r["region"] == region)) for region in ("eu", "us")]
+
+
+def test_custom_tables_hudi_015_wrote_need_the_field_types_again(tmp_path: Path) -> None:
+    write(tmp_path, [row(1, 1, day=1)], schema=SCHEMA, **CUSTOM)
+    props = tmp_path / ".hoodie" / "hoodie.properties"
+    props.write_text("".join(line for line in props.read_text().splitlines(keepends=True)
+                             if not line.startswith(PARTITION)))  # as Hudi 0.15 leaves it
+    with pytest.raises(UnsupportedFeatureError, match="region:SIMPLE"):
+        write(tmp_path, [row(2, 1, day=2)], schema=SCHEMA)
+    # Not knowing which field is a date, readers take both columns from the files.
+    assert shim.open_table(str(tmp_path)).read(filter="event = '2024-03-01'").num_rows == 0
+    write(tmp_path, [row(2, 1, day=2)], schema=SCHEMA, **{PARTITION: CUSTOM[PARTITION]})
+    assert [r["event"][:10] for r in shim_rows(tmp_path)] == ["2024-03-01", "2024-03-02"]
+    with pytest.raises(InvalidArgumentError, match="differs from the table's"):
+        write(tmp_path / "other", [row(1, 1, day=1)], schema=SCHEMA, **CUSTOM)
+        write(tmp_path / "other", [row(1, 1, day=1)], schema=SCHEMA, **{PARTITION: "region:SIMPLE,event:SIMPLE"})
 
 
 def test_settings_that_would_move_rows_are_refused(tmp_path: Path) -> None:
