@@ -28,6 +28,7 @@ from engines.view_columns import as_view_columns, current_names, fit, same_colum
 from shim.errors import ColumnNotFoundError, HudiShimError, InvalidFilterError
 from shim.filters import Expr, bind, parse_filter
 from shim.filters.substrait import conjuncts_from_substrait
+from shim.properties import TableConfig
 from shim.read.request import ScanMode, with_dictionary_partitions
 from shim.timeline.instant import normalize_instant
 
@@ -52,7 +53,9 @@ class Source(Protocol):
 
     def schema(self, name: str) -> pa.Schema: ...
 
-    def partition_fields(self, name: str) -> list[str]: ...
+    def dictionary_fields(self, name: str) -> list[str]:
+        """The partition columns scans send dictionary-encoded (those the folder names spell)."""
+        ...
 
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader: ...
@@ -100,7 +103,7 @@ def register_tables(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]
     views = []
     for name in source.tables():
         try:
-            schema = with_dictionary_partitions(source.schema(name), source.partition_fields(name))
+            schema = with_dictionary_partitions(source.schema(name), source.dictionary_fields(name))
         except HudiShimError as exc:
             log.warning("table %s is not queryable: %s", name, exc)
             continue
@@ -178,8 +181,8 @@ class LocalSource:
     def schema(self, name: str) -> pa.Schema:
         return self.catalog.table(name).schema(self.as_of)
 
-    def partition_fields(self, name: str) -> list[str]:
-        return list(self.catalog.table(name).config.partition_fields)
+    def dictionary_fields(self, name: str) -> list[str]:
+        return list(self.catalog.table(name).config.spelled_partition_fields)
 
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader:
@@ -201,8 +204,8 @@ class RemoteSource:
     def schema(self, name: str) -> pa.Schema:
         return self.client.schema(name, self.as_of)
 
-    def partition_fields(self, name: str) -> list[str]:
-        return list(self.client.table(name)["partition_fields"])
+    def dictionary_fields(self, name: str) -> list[str]:
+        return list(TableConfig(self.client.table(name)["properties"]).spelled_partition_fields)
 
     def reader(self, name: str, mode: ScanMode, columns: list[str], filter: pc.Expression | None,
                schema: pa.Schema) -> pa.RecordBatchReader:

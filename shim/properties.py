@@ -253,6 +253,17 @@ class TableConfig:
         return tuple(f.split(":", 1)[1].strip().upper() if ":" in f else None for f in declared)
 
     @property
+    def spelled_partition_fields(self) -> tuple[str, ...]:
+        """The partition fields whose folder names hold the column value itself (not a date the
+        timestamp-based or custom key generators formatted from it, nor a field of unknown type)."""
+        if not self.is_partitioned or self.key_generator == "TIMESTAMP":
+            return ()
+        if self.key_generator != "CUSTOM":
+            return self.partition_fields
+        types = self.partition_field_types
+        return tuple(f for f, t in zip(self.partition_fields, types, strict=False) if t == "SIMPLE")
+
+    @property
     def ordering_fields(self) -> tuple[str, ...]:
         value = self.raw.get(ORDERING_FIELDS)
         if value is None or not value.strip():

@@ -143,7 +143,7 @@ def build_scan(
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
     resolver = schemas.resolver
     if dictionary_partitions:
-        output_schema = with_dictionary_partitions(output_schema, table.config.partition_fields)
+        output_schema = with_dictionary_partitions(output_schema, table.config.spelled_partition_fields)
         if isinstance(resolver, PartitionFillingResolver):
             resolver = resolver.with_dictionaries()
     bound = _bind_filter(row_filter, full_schema)

@@ -166,3 +166,23 @@ def test_options_hudi_would_not_accept(tmp_path: Path) -> None:
         write(tmp_path, [row(1, 1, day=1)], schema=SCHEMA,
               **{k: v for k, v in BY_DAY.items() if k != P + "timestamp.type"})
     assert not (tmp_path / ".hoodie").exists() or not any((tmp_path / ".hoodie").glob("*.commit"))
+
+
+def test_duckdb_over_http_and_in_process_agree_on_date_partitions(tmp_path: Path) -> None:
+    from catalog.server import running
+    from catalog.settings import MEMORY, Settings
+
+    rows = [row(i, 1, day=1 + (i // 2) % 3, hour=7) for i in range(12)]
+    write(tmp_path / "trips", rows, schema=SCHEMA, **CUSTOM)
+    table = shim.open_table(str(tmp_path / "trips"))
+    # Only values the folder names spell come dictionary-encoded; the dates' columns stay as written.
+    encoded = table.read(dictionary_partitions=True).schema
+    assert pa.types.is_dictionary(encoded.field("region").type)
+    assert encoded.field("event").type == pa.string()
+    query = ("SELECT region, count(*), max(event) FROM trips WHERE event >= '2024-03-02' AND millis > 0 "
+             "GROUP BY region ORDER BY region")
+    want = [(region, sum(1 for r in rows if r["region"] == region and r["event"] >= "2024-03-02"),
+             max(r["event"] for r in rows if r["region"] == region)) for region in ("eu", "us")]
+    assert connect(str(tmp_path)).sql(query).fetchall() == want
+    with running(Settings(warehouse=str(tmp_path), catalog_db=MEMORY)) as live:
+        assert connect(live.url).sql(query).fetchall() == want
