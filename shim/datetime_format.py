@@ -31,7 +31,9 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 _NUMERIC = set("yYuCxwDdHkKhmseS")
 _TEXT_OR_NUMBER = {"M"}  # numeric below three letters, a name from three on
 _KNOWN = _NUMERIC | _TEXT_OR_NUMBER | set("GaEZ")
-_PARSEABLE = set("yYuMdHkKhmsSaEZG")  # letters a parsed pattern may hold (names and eras are matched, not used)
+_PARSEABLE = set("yYuMdHkKhmsSaEZG")
+_FIELD_OF = {"M": "month", "d": "day", "H": "hour", "k": "hour", "K": "hour", "h": "hour", "m": "minute",
+             "s": "second"}  # letters a parsed pattern may hold (names and eras are matched, not used)
 _GMT_OFFSET = re.compile(r"^(?:GMT|UTC)([+-])(\d{1,2})(?::?(\d{2}))?$")
 
 
@@ -121,7 +123,7 @@ class DatePattern:
         self.text = text
         self.tokens = tokenize(text)
         self.has_offset = any(t.letter == "Z" for t in self.tokens)
-        self._regex: re.Pattern[str] | None = None
+        self._regex: str | None = None
 
     def __repr__(self) -> str:
         return f"DatePattern({self.text!r})"
@@ -206,8 +208,14 @@ class DatePattern:
 
     # -- parsing ------------------------------------------------------------------------------
 
-    def regex(self) -> re.Pattern[str]:
-        """A regular expression with one named group per field of the pattern."""
+    def check_parseable(self) -> None:
+        """Raise DatePatternError when `parse` cannot read strings of this pattern."""
+        unparseable = sorted({t.letter for t in self.tokens if t.letter and t.letter not in _PARSEABLE})
+        if unparseable:
+            raise DatePatternError(f"date pattern {self.text!r}: cannot parse with the letter {unparseable[0]!r}")
+
+    def _parse_regex(self) -> str:
+        """A whole-string, case-insensitive (as Joda matches) expression, one group per field."""
         if self._regex is None:
             pieces = []
             for i, token in enumerate(self.tokens):
@@ -218,7 +226,7 @@ class DatePattern:
                 adjacent = following is not None and following.letter in _NUMERIC | (
                     _TEXT_OR_NUMBER if following.count < 3 else set())
                 pieces.append(f"(?P<f{i}>{_field_regex(token, adjacent)})")
-            self._regex = re.compile("(?i)" + "".join(pieces))  # Joda matches text and literals in any case
+            self._regex = f"(?i)^(?:{''.join(pieces)})$"
         return self._regex
 
     def parse(self, strings: pa.Array, zone: str | None) -> tuple[pa.Array, pa.Array]:
@@ -226,14 +234,10 @@ class DatePattern:
 
         A string's own offset (letter Z) decides its instant; otherwise it is local time in `zone`
         (the JVM's default zone when None)."""
-        unparseable = sorted({t.letter for t in self.tokens if t.letter and t.letter not in _PARSEABLE})
-        if unparseable:
-            raise DatePatternError(f"date pattern {self.text!r}: cannot parse with the letter {unparseable[0]!r}")
-        regex = self.regex()
+        self.check_parseable()
         n = len(strings)
-        anchored = f"(?i)^(?:{regex.pattern.removeprefix('(?i)')})$"
         groups = [f"f{i}" for i, t in enumerate(self.tokens) if t.letter]
-        found = _extract(strings, anchored) if groups else None
+        found = _extract(strings, self._parse_regex()) if groups else None
         if found is None:
             matched = pc.equal(strings, "".join(t.text for t in self.tokens))
         fields = {"year": 1970, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0, "milli": 0}
@@ -291,8 +295,7 @@ class DatePattern:
             width = np.asarray(pc.utf8_length(text).to_numpy(zero_copy_only=False), np.int64)
             values["year"] = np.where(width == 2, _two_digit_year(digits), digits) if count == 2 else digits
         else:
-            key = {"M": "month", "d": "day", "H": "hour", "k": "hour", "K": "hour", "h": "hour", "m": "minute", "s": "second"}
-            values[key[letter]] = digits % 24 if letter == "k" else digits
+            values[_FIELD_OF[letter]] = digits % 24 if letter == "k" else digits
 
 
 # Arrow's zone rules stop at the last transition the zone files list (2037); later instants

@@ -129,7 +129,7 @@ class TimestampPartitioning:
             if not formats:
                 raise InvalidArgumentError(f"option {INPUT_FORMAT} is required when {TIMESTAMP_TYPE}={kind.value}")
             for pattern in formats:
-                _checked_pattern(pattern, INPUT_FORMAT).regex()
+                _checked_pattern(pattern, INPUT_FORMAT, parsed=True)
         both = option(options, TIMEZONE)
         input_zone = _zone(both if both is not None else option(options, INPUT_TIMEZONE),
                            TIMEZONE if both is not None else INPUT_TIMEZONE)
@@ -282,9 +282,12 @@ def persisted_properties(options: Mapping[str, str]) -> dict[str, str]:
     return {key: value for key, value in found.items() if value is not None}
 
 
-def _checked_pattern(pattern: str, key: str) -> DatePattern:
+def _checked_pattern(pattern: str, key: str, *, parsed: bool = False) -> DatePattern:
     try:
-        return DatePattern(pattern)
+        checked = DatePattern(pattern)
+        if parsed:
+            checked.check_parseable()
+        return checked
     except DatePatternError as exc:
         raise InvalidArgumentError(f"{key}: {exc}") from None
 

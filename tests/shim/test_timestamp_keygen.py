@@ -114,6 +114,8 @@ def test_bad_values_and_settings_are_named() -> None:
         settings("SCALAR", timezone="Moon/Base")
     with pytest.raises(InvalidArgumentError, match="output.dateformat.*letter 'z'"):
         settings("SCALAR", "yyyy z")
+    with pytest.raises(InvalidArgumentError, match="input.dateformat.*cannot parse with the letter 'D'"):
+        settings("DATE_STRING", **{"input.dateformat": "yyyy-DDD"})
     with pytest.raises(InvalidArgumentError, match="FORTNIGHTS"):
         settings("SCALAR", **{"timestamp.scalar.time.unit": "fortnights"})
 
