@@ -29,6 +29,20 @@ def write_options(table_type: str, buckets: int, commits_retained: int) -> dict[
     }
 
 
+# Key generators a model table may be written with; all put a key in the partition of its region.
+KEY_GENERATORS: list[dict[str, str]] = [
+    {},
+    {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator",
+     "hoodie.datasource.write.partitionpath.field": "region:SIMPLE"},
+    # Regions r0, r1, r2 read as the hours 0-2 of a date string, printed as folders p00, p01, p02.
+    {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+     "hoodie.keygen.timebased.timestamp.type": "DATE_STRING",
+     "hoodie.keygen.timebased.input.dateformat": "'r'H",
+     "hoodie.keygen.timebased.output.dateformat": "'p'HH",
+     "hoodie.keygen.timebased.timezone": "UTC"},
+]
+
+
 def some_write_settings(rng: random.Random, options: dict[str, str]) -> dict[str, str]:
     """`options` with Avro or Parquet log data blocks, at random (both may follow each other), and
     now and then an inline compaction (on merge-on-read tables) after 1 to 4 delta commits."""

@@ -14,6 +14,7 @@ import random
 import pytest
 from modelkit import (
     COLUMNS,
+    KEY_GENERATORS,
     EvolvingHistory,
     History,
     random_evolving_step,
@@ -56,6 +57,7 @@ def test_random_write_histories_read_back_as_the_model_says(tmp_path, table_type
     path = tmp_path / "t"
     options = write_options(table_type, buckets=3, commits_retained=2)
     options |= {"hoodie.cleaner.policy": policy, "hoodie.cleaner.fileversions.retained": "2"}
+    options |= random.Random(f"keygen-{table_type}-{policy}-{seed}").choice(KEY_GENERATORS)
     history = History()
     for step in range(1, 13):
         random_write(path, rng, step, history, options)
