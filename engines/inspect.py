@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from shim import Table
+from shim.errors import HudiShimError
+from shim.partition_scheme import scheme_of_table
+from shim.properties import TableConfig
 from shim.timeline.instant import instant_key
 
 
@@ -15,7 +18,7 @@ def describe_table(table: Table, as_of: str | None = None) -> str:
         if len(value) > 100:
             value = value[:97] + "..."
         lines.append(f"  {key} = {value}")
-    lines += ["", "timeline:"]
+    lines += ["", f"partitioning: {describe_partitioning(config)}", "", "timeline:"]
     latest = {i.requested_time: i for i in table.timeline()}  # the most advanced state of each
     for instant in latest.values():
         done = f" -> {instant.completion_time}" if instant.completion_time else ""
@@ -36,6 +39,27 @@ def describe_table(table: Table, as_of: str | None = None) -> str:
         for log in file_slice.log_files:
             lines.append(f"    log:  {log.name} ({log.size} bytes)")
     return "\n".join(lines) + "\n"
+
+
+def describe_partitioning(config: TableConfig) -> str:
+    """How rows map to folders: each partition field's values, or the dates formatted from it."""
+    if not config.is_partitioned:
+        return "none"
+    try:
+        scheme = scheme_of_table(config)
+    except HudiShimError:  # Hudi 0.14/0.15 leave settings out of hoodie.properties
+        return (f"{', '.join(config.partition_fields)} (by the {config.key_generator} key generator, whose "
+                "settings hoodie.properties does not all record)")
+    parts = []
+    for name in scheme.fields:
+        if name in scheme.timestamp_fields and scheme.timestamp is not None:
+            dates = scheme.timestamp
+            zone = dates.output_zone or "the default zone"
+            parts.append(f"{name} as dates ({dates.timestamp_type.value} -> '{dates.output_format}' in {zone})")
+        else:
+            parts.append(f"{name} values")
+    style = "hive-style" if scheme.hive_style else "plain"
+    return f"{', '.join(parts)}; {style} folders{', url-encoded' if scheme.url_encode else ''}"
 
 
 def describe_schemas(table: Table, as_of: str | None = None) -> str:

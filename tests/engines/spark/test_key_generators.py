@@ -14,6 +14,7 @@ from writekit import data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from engines.duckdb import connect
+from engines.inspect import describe_table
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("event", pa.string()),
@@ -114,6 +115,8 @@ def test_custom_key_generator_mixes_values_and_dates(tmp_path: Path) -> None:
     eu_on_the_first = [r for r in want if r["region"] == "eu" and r["event"].startswith("2024-03-01")]
     assert sorted(table.read(filter="region = 'eu' AND event >= '2024-03-01' AND event < '2024-03-02'")
                   .column("id").to_pylist()) == [r["id"] for r in eu_on_the_first]
+    assert "partitioning: region values, event as dates (DATE_STRING -> 'yyyy-MM-dd' in UTC); hive-style " \
+        "folders" in describe_table(table)
     views = connect(str(tmp_path))
     counted = views.sql("SELECT region, count(*), min(event) FROM trips GROUP BY region "
                         "ORDER BY region").fetchall()
