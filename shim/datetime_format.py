@@ -134,8 +134,32 @@ class DatePattern:
         """Strings of `millis` (int64 epoch milliseconds, no nulls) in `zone`."""
         utc = np.asarray(millis.cast(pa.int64()).to_numpy(zero_copy_only=False), np.int64)
         offsets = utc_offsets(utc, zone)
-        stamps = pa.array(utc + offsets, pa.int64()).cast(pa.timestamp("ms"))  # wall-clock time in `zone`
-        n = len(millis)
+        local = utc + offsets  # wall-clock time in `zone`
+        unit = self._printed_unit()
+        if unit is not None and len(local) > 1024:
+            # Rows print the same within a day (an hour, a minute...): print each such time once.
+            periods = pa.array(np.floor_divide(local, unit), pa.int64())
+            distinct = pc.unique(periods)
+            if len(distinct) * 4 < len(local):
+                starts = np.asarray(distinct.to_numpy(zero_copy_only=False), np.int64) * unit
+                printed = self._format_local(starts, np.zeros(len(starts), np.int64), zone)
+                return pc.take(printed, pc.index_in(periods, distinct))
+        return self._format_local(local, offsets, zone)
+
+    def _printed_unit(self) -> int | None:
+        """The span (ms) of wall-clock time within which every time prints alike; None when the
+        pattern prints offsets or fractions (or the span is a millisecond)."""
+        letters = {t.letter for t in self.tokens if t.letter}
+        if letters & {"Z", "S"}:
+            return None
+        for group, span in (("s", 1_000), ("m", 60_000), ("HkKha", 3_600_000)):
+            if letters & set(group):
+                return span
+        return 86_400_000
+
+    def _format_local(self, local: np.ndarray, offsets: np.ndarray, zone: str) -> pa.Array:
+        stamps = pa.array(local, pa.int64()).cast(pa.timestamp("ms"))
+        n = len(local)
         parts: list[pa.Array | str] = []
         for token in self.tokens:
             if not token.letter:

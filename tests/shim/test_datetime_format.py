@@ -143,3 +143,13 @@ def test_zone_ids() -> None:
     assert java_zone("Asia/Kolkata") == "Asia/Kolkata"
     with pytest.raises(DatePatternError, match="Mars/Olympus"):
         java_zone("Mars/Olympus")
+
+
+@pytest.mark.parametrize("zone", ["Europe/Paris", "UTC", "+05:45"])
+@pytest.mark.parametrize("pattern", ["yyyy|/|MM|/|dd", "yyyy|-|MM|-|dd|/|HH", "EEE| |hh|:|mm| |a", "dd|-|MMM|-|yyyy"])
+def test_many_rows_print_each_period_once_with_the_same_result(zone: str, pattern: str) -> None:
+    rng = np.random.default_rng(len(pattern))
+    around_dst = 1729990800000  # 2024-10-27T01:00Z, when Paris repeats an hour
+    values = (around_dst + rng.integers(-2 * 86_400_000, 2 * 86_400_000, 20_000)).tolist()
+    got = DatePattern(pattern.replace("|", "")).format(pa.array(values, pa.int64()), java_zone(zone)).to_pylist()
+    assert got == [_python(v, zone, pattern) for v in values]
