@@ -260,26 +260,22 @@ class DatePattern:
         (the JVM's default zone when None)."""
         self.check_parseable()
         n = len(strings)
-        groups = [f"f{i}" for i, t in enumerate(self.tokens) if t.letter]
-        found = _extract(strings, self._parse_regex()) if groups else None
-        if found is None:
-            matched = pc.equal(strings, "".join(t.text for t in self.tokens))
         fields = {"year": 1970, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0, "milli": 0}
         values: dict[str, np.ndarray] = {k: np.full(n, v, np.int64) for k, v in fields.items()}
         pm: np.ndarray | None = None
         offset: np.ndarray | None = None
-        if found is not None:
-            matched = found.is_valid()
-            for i, token in enumerate(self.tokens):
-                if not token.letter:
-                    continue
-                text = pc.fill_null(found.field(f"f{i}"), "")
+        fixed = self._read_fixed(strings, values)
+        if fixed is not None:
+            ok, offset = fixed
+        else:
+            texts, ok = self._field_texts(strings)
+            for i, text in texts.items():
+                token = self.tokens[i]
                 self._read_field(token, text, values, n)
                 if token.letter == "a":
                     pm = np.asarray(pc.equal(pc.utf8_upper(text), "PM").to_numpy(zero_copy_only=False))
                 elif token.letter == "Z":
                     offset = _parse_offsets(text)
-        ok = np.asarray(matched.to_numpy(zero_copy_only=False), dtype=bool) if n else np.zeros(0, bool)
         if pm is not None:
             hour = values["hour"] % 12
             values["hour"] = np.where(pm, hour + 12, hour)
@@ -297,6 +293,88 @@ class DatePattern:
             valid &= exists
             offsets = pa.nulls(n, pa.int64())
         return pa.array(instants, pa.int64(), mask=~valid), offsets
+
+    def _field_texts(self, strings: pa.Array) -> tuple[dict[int, pa.Array], np.ndarray]:
+        """Each field's text per string ("" where it does not match), and which strings match."""
+        if not any(t.letter for t in self.tokens):
+            literal = "".join(t.text for t in self.tokens)
+            return {}, np.asarray(pc.equal(strings, literal).to_numpy(zero_copy_only=False), bool)
+        found = _extract(strings, self._parse_regex())
+        texts = {i: pc.fill_null(found.field(f"f{i}"), "") for i, t in enumerate(self.tokens) if t.letter}
+        return texts, np.asarray(found.is_valid().to_numpy(zero_copy_only=False), bool)
+
+    def _fixed_layout(self) -> list[tuple[int, int, int]] | None:
+        """(token, start, end) of every token when each has one width (`yyyy`, `MM`, `SSS`... and
+        a last offset `Z`, whose end is the string's); None otherwise."""
+        layout, at = [], 0
+        for i, token in enumerate(self.tokens):
+            if not token.letter:
+                width = len(token.text)
+            elif token.letter == "Z" and token.count <= 2 and i == len(self.tokens) - 1:
+                layout.append((i, at, -1))
+                return layout
+            elif token.letter in "yYu" and token.count == 4 or token.letter == "S" or \
+                    token.letter in "MdHkKhms" and token.count == 2:
+                width = token.count
+            else:
+                return None
+            layout.append((i, at, at + width))
+            at += width
+        return layout
+
+    def _read_fixed(self, strings: pa.Array, values: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """Fill `values` from strings that all fit the fixed layout, reading their bytes in place
+        (far cheaper than a regular expression): (all true, offsets or None). None, touching
+        nothing, when the pattern has no fixed layout or some string does not fit it."""
+        layout = self._fixed_layout()
+        n = len(strings)
+        if layout is None or not n or strings.null_count or not pa.types.is_string(strings.type):
+            return None
+        bounds = np.frombuffer(strings.buffers()[1], np.int32)[strings.offset:strings.offset + n + 1]
+        data = np.concatenate([np.frombuffer(strings.buffers()[2], np.uint8), np.zeros(8, np.uint8)])
+        starts, lengths = bounds[:-1].astype(np.int64), np.diff(bounds).astype(np.int64)
+        zoned = layout[-1][2] == -1
+        width = layout[-1][1] if zoned else layout[-1][2]
+        fits = lengths >= width if zoned else lengths == width
+        if not fits.all():
+            return None
+        needed = width + 6 if zoned else width  # an offset takes up to 6 bytes
+        length = int(lengths[0])
+        if (lengths == length).all() and (np.diff(starts) == length).all():
+            # One length, one after the other: the bytes form a grid as they lie.
+            grid = data[int(starts[0]):int(starts[0]) + n * length].reshape(n, length)
+            if length < needed:
+                grid = np.pad(grid, ((0, 0), (0, needed - length)))
+        else:
+            grid = np.stack([data[starts + k] for k in range(needed)], axis=1)
+        read: dict[str, np.ndarray] = {}
+        offset = None
+        for i, start, end in layout:
+            token = self.tokens[i]
+            if not token.letter:
+                expected = token.text.encode("ascii", "replace")
+                for k, byte in enumerate(expected):
+                    column = grid[:, start + k]
+                    fits &= (column == byte) | (column == ord(chr(byte).swapcase()))
+                continue
+            if end == -1:
+                offset, good = _offsets_at(grid[:, start:start + 6], lengths - start)
+                fits &= good
+                continue
+            number = np.zeros(n, np.int64)
+            for k in range(start, end):
+                digit = grid[:, k] - np.uint8(48)  # bytes below '0' wrap around past 9
+                fits &= digit <= 9
+                number = number * 10 + digit
+            if token.letter == "S":
+                read["milli"] = _fraction_to_millis(number, np.full(n, end - start, np.int64))
+            else:
+                read["year" if token.letter in "yYu" else _FIELD_OF[token.letter]] = \
+                    number % 24 if token.letter == "k" else number
+        if not fits.all():
+            return None
+        values.update(read)
+        return fits, offset
 
     def _read_field(self, token: _Token, text: pa.Array, values: dict[str, np.ndarray], n: int) -> None:
         letter, count = token.letter, token.count
@@ -433,6 +511,21 @@ def _parse_offsets(text: pa.Array) -> np.ndarray:
     hours = _to_int(pc.utf8_slice_codeunits(signed, 1, 3))
     minutes = _to_int(pc.utf8_slice_codeunits(signed, 3, 5))
     return sign * (hours * 60 + minutes) * 60000
+
+
+def _offsets_at(grid: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (ms) written `Z`, `+hhmm` or `+hh:mm` at the start of each row of bytes (`lengths`:
+    the offset text's length), and which rows hold one."""
+    digit = [grid[:, k] - np.uint8(48) for k in range(6)]  # bytes below '0' wrap around past 9
+    is_digit = [d <= 9 for d in digit]
+    hours = digit[1].astype(np.int64) * 10 + digit[2]
+    compact = (lengths == 5) & is_digit[1] & is_digit[2] & is_digit[3] & is_digit[4]
+    colon = (lengths == 6) & is_digit[1] & is_digit[2] & (grid[:, 3] == ord(":")) & is_digit[4] & is_digit[5]
+    minutes = np.where(colon, digit[4].astype(np.int64) * 10 + digit[5], digit[3].astype(np.int64) * 10 + digit[4])
+    signed = (grid[:, 0] == ord("+")) | (grid[:, 0] == ord("-"))
+    utc = (lengths == 1) & ((grid[:, 0] == ord("Z")) | (grid[:, 0] == ord("z")))
+    sign = np.where(grid[:, 0] == ord("-"), -1, 1)
+    return np.where(utc, 0, sign * (hours * 60 + minutes) * 60000), utc | (signed & (compact | colon))
 
 
 def _to_int(text: pa.Array) -> np.ndarray:

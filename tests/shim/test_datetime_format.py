@@ -153,3 +153,27 @@ def test_many_rows_print_each_period_once_with_the_same_result(zone: str, patter
     values = (around_dst + rng.integers(-2 * 86_400_000, 2 * 86_400_000, 20_000)).tolist()
     got = DatePattern(pattern.replace("|", "")).format(pa.array(values, pa.int64()), java_zone(zone)).to_pylist()
     assert got == [_python(v, zone, pattern) for v in values]
+
+
+def test_fixed_width_strings_are_read_in_place_as_the_regular_expression_reads_them() -> None:
+    rng = np.random.default_rng(9)
+    instants = (1_700_000_000_000 + rng.integers(-10**12, 10**12, 3000)).tolist()
+    offsets = [int(m) for m in rng.choice([0, 330, -480, 45], 3000)]
+    texts = []
+    for millis, minutes in zip(instants, offsets, strict=True):
+        local = EPOCH + datetime.timedelta(milliseconds=millis + minutes * 60_000)
+        sign, whole = ("-" if minutes < 0 else "+"), abs(minutes)
+        written = rng.choice(["Z", "z", "colon", "compact"]) if minutes == 0 else rng.choice(["colon", "compact"])
+        suffix = written if written in ("Z", "z") else \
+            f"{sign}{whole // 60:02d}{':' if written == 'colon' else ''}{whole % 60:02d}"
+        texts.append(local.strftime("%Y-%m-%dT%H:%M:%S.") + f"{local.microsecond // 1000:03d}" + suffix)
+    pattern = DatePattern("yyyy-MM-dd'T'HH:mm:ss.SSSZ")
+    fast, _ = pattern.parse(pa.array(texts), None)
+    assert fast.to_pylist() == instants
+    # One string the fixed layout cannot read (an unpadded month) sends all through the expression.
+    mixed = texts + ["2024-3-01T00:00:00.000Z", "2024-03-0xT00:00:00.000Z", "2024-03-01t00:00:00.000z"]
+    slow, _ = pattern.parse(pa.array(mixed), None)
+    march_first = int(datetime.datetime(2024, 3, 1, tzinfo=datetime.UTC).timestamp() * 1000)
+    assert slow.to_pylist() == instants + [march_first, None, march_first]
+    same_lengths = [t for t in texts if t.endswith("Z")]
+    assert pattern.parse(pa.array(same_lengths + ["2024-03-01T00:00:00.000+"]), None)[0].to_pylist()[-1] is None
