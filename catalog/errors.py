@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from catalog.stream import ScanLimitError, error_document
 from shim.errors import (
     ColumnNotFoundError,
+    FileGoneError,
     HudiShimError,
     InstantNotFoundError,
     InvalidArgumentError,
@@ -42,6 +43,7 @@ STATUS_BY_ERROR: tuple[tuple[type[BaseException], int], ...] = (
     (InstantNotFoundError, 422),
     (InvalidArgumentError, 422),
     (UnsupportedFeatureError, 409),
+    (FileGoneError, 409),  # the table changed under the request: asking again sees the new state
     (SchemaEvolutionError, 409),
     (ScanLimitError, 413),
     (HudiShimError, 500),  # corrupt files, unreadable table metadata: the server's data, not the request

@@ -6,19 +6,16 @@ time; checking it costs one `stat` per request instead of listing the timeline.
 
 from __future__ import annotations
 
-import os
-import stat
 import threading
-import time
 
 import shim
 from catalog.registry import RegisteredTable
 from shim.timeline.instant import Action, Instant
+from shim.timeline.stamp import timeline_stamp
 
 #: Marks an instant whose effect on file groups is not known file by file (rollback, restore).
 EVERY_GROUP: frozenset[tuple[str, str]] = frozenset({("*", "*")})
 _NO_EFFECT = (Action.CLEAN, Action.SAVEPOINT, Action.INDEXING)
-_RACY_NS = 2_000_000_000
 
 
 class TableHandle:
@@ -46,20 +43,7 @@ class TableHandle:
             return self._table
 
     def _timeline_stamp(self) -> tuple[int, ...]:
-        hoodie = os.path.join(self.entry.path, ".hoodie")
-        stamp: list[int] = []
-        now = time.time_ns()
-        for path in (hoodie, os.path.join(hoodie, "timeline"), os.path.join(hoodie, "hoodie.properties")):
-            try:
-                info = os.stat(path)
-            except OSError:
-                stamp += [-1, -1, -1]
-                continue
-            # A file system with coarse timestamps can change a folder twice within one tick: while
-            # the time is that recent, the number of entries is compared too.
-            recent = now - info.st_mtime_ns < _RACY_NS and stat.S_ISDIR(info.st_mode)
-            stamp += [info.st_mtime_ns, info.st_size, len(os.listdir(path)) if recent else -1]
-        return tuple(stamp)
+        return timeline_stamp(self.entry.path)
 
     def touched_groups(self, table: shim.Table, instant: Instant) -> frozenset[tuple[str, str]]:
         """(partition, file id) of the file groups a completed instant changed; EVERY_GROUP when unknown.

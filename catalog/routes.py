@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
+import pyarrow as pa
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -28,7 +29,7 @@ from catalog.models import (
 )
 from catalog.service import Catalog, ScanRequest
 from catalog.stream import MEDIA_TYPE, error_document, ipc_stream, prefetched
-from shim.errors import HudiShimError, InvalidArgumentError, InvalidFilterError
+from shim.errors import FileGoneError, HudiShimError, InvalidArgumentError, InvalidFilterError
 from shim.filters.substrait import filter_from_substrait
 
 _bearer = HTTPBearer(auto_error=False, description="the server's token, when it was started with one")
@@ -77,7 +78,9 @@ _ERRORS = {
     401: {"model": ErrorBody, "description": "missing or wrong token"},
     404: {"model": ErrorBody, "description": "no table of that name is registered"},
     422: {"model": ErrorBody, "description": "invalid request (unknown column, bad filter or instant)"},
-    409: {"model": ErrorBody, "description": "the table uses a feature hudi-shim does not read"},
+    409: {"model": ErrorBody, "description": "the table uses a feature hudi-shim does not read (UnsupportedFeatureError), "
+                                             "or changed under the request: a file it planned to read was removed "
+                                             "meanwhile (FileGoneError; ask again)"},
     500: {"model": ErrorBody, "description": "the table's files cannot be read"},
 }
 
@@ -139,20 +142,32 @@ def scan(request: Request, name: str, body: ScanBody) -> StreamingResponse:
     started = time.monotonic()
     catalog = _catalog(request)
     catalog.handle(name)  # an unknown table is a 404 whatever else is wrong with the request
-    reader = catalog.scan(name, ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit,
-                                            body.dictionary_partitions))
-    first = None
-    try:
-        if body.limit != 0:
-            first = reader.read_next_batch()
-    except StopIteration:
-        pass
-    except BaseException:
-        reader.close()
-        raise
+    scan_request = ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit,
+                               body.dictionary_partitions)
+    reader, first = _started(catalog, name, scan_request, body.limit)
     chunks = ipc_stream(reader, catalog.limits, limit=body.limit, first=first, started=started,
                         compression=body.compression)
     return StreamingResponse(prefetched(chunks), media_type=MEDIA_TYPE)
+
+
+def _started(catalog: Catalog, name: str, scan_request: ScanRequest,
+             limit: int | None) -> tuple[pa.RecordBatchReader, pa.RecordBatch | None]:
+    """A scan and its first batch. When a file it planned is removed before the first batch (a
+    clean or rollback that completed meanwhile), it is planned again once, on the newer timeline."""
+    for attempt in (1, 2):
+        reader = catalog.scan(name, scan_request)
+        try:
+            return reader, (reader.read_next_batch() if limit != 0 else None)
+        except StopIteration:
+            return reader, None
+        except FileGoneError:
+            reader.close()
+            if attempt == 2:
+                raise
+        except BaseException:
+            reader.close()
+            raise
+    raise AssertionError("unreachable")
 
 
 def _filter(body: ScanBody) -> object:

@@ -44,7 +44,7 @@ class RemoteError(HudiShimError):
 _SIMPLE = {
     name: getattr(shim_errors, name)
     for name in ("TableNotFoundError", "InvalidTableError", "InstantNotFoundError", "ColumnNotFoundError",
-                 "InvalidFilterError", "SchemaEvolutionError", "InvalidArgumentError")
+                 "InvalidFilterError", "SchemaEvolutionError", "InvalidArgumentError", "FileGoneError")
 }
 
 
@@ -160,10 +160,16 @@ class ShimClient:
         limit: int | None = None,
         dictionary_partitions: bool = False,
     ) -> pa.Table:
-        """The rows of a scan, collected (see `scan_batches` to stream them)."""
-        reader = self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit,
-                                   dictionary_partitions=dictionary_partitions)
-        return reader.read_all()
+        """The rows of a scan, collected (see `scan_batches` to stream them). A scan a concurrent
+        clean or rollback broke off (FileGoneError) is asked for once more."""
+        for attempt in (1, 2):
+            try:
+                return self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit,
+                                         dictionary_partitions=dictionary_partitions).read_all()
+            except shim_errors.FileGoneError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def scan_batches(
         self,

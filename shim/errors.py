@@ -49,6 +49,26 @@ class CorruptFileError(HudiShimError):
         self.offset = offset
 
 
+class FileGoneError(HudiShimError):
+    """A file listed when the read was planned no longer exists: a clean, rollback, replace or
+    archival removed it meanwhile. Reading again (a new plan) sees the table without it."""
+
+
+def file_gone(path: str) -> FileGoneError:
+    """The error for a file that vanished after it was listed."""
+    return FileGoneError(
+        f"{path} is gone: it was removed (by a clean, a rollback or archival) after the read was planned; "
+        "read again",
+        path=path,
+    )
+
+
+def is_missing_file(error: BaseException) -> bool:
+    """Whether an I/O error says a file does not exist (Python's or Arrow's wording)."""
+    return isinstance(error, FileNotFoundError) or (
+        isinstance(error, OSError | ValueError) and "No such file or directory" in str(error))
+
+
 class InstantNotFoundError(HudiShimError):
     """A requested instant (as_of, incremental bound) is not on the timeline or malformed."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote, urlparse
 
-from shim.errors import HudiShimError, TableNotFoundError
+from shim.errors import TableNotFoundError, file_gone
 
 
 def resolve_table_path(location: str | os.PathLike[str]) -> str:
@@ -28,7 +28,7 @@ def read_bytes(path: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
-        raise HudiShimError(f"file not found: {path} (was it removed by a cleaner or a rollback?)", path=path) from None
+        raise file_gone(path) from None
 
 
 def list_names(folder: str) -> list[str]:

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim import storage
-from shim.errors import TableNotFoundError
+from shim.errors import FileGoneError, TableNotFoundError
 from shim.plan.listing import TableListing
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
@@ -21,6 +21,7 @@ from shim.read.slice_state import SliceMergeState
 from shim.timeline.archived import ArchivedInstant, read_archived_timeline
 from shim.timeline.instant import Instant
 from shim.timeline.schemas import SchemaHistory
+from shim.timeline.stamp import timeline_stamp
 from shim.timeline.timeline import Timeline
 
 __all__ = ["Table", "open_table"]
@@ -65,6 +66,7 @@ class Table:
         self._load()
 
     def _load(self) -> None:
+        self._stamp = timeline_stamp(self.path)  # before the listing: a change during it reloads again
         self._timeline = Timeline.load(self.path, self.config)
         self._schema_history = SchemaHistory(self.path, self._timeline)
         self.listing = TableListing(self.path, self.config)
@@ -98,6 +100,14 @@ class Table:
         """Reload the timeline to see commits completed since the table was opened."""
         self._load()
 
+    def _current(self) -> Table:
+        """This table, its timeline reloaded first if instants were added or removed since it was
+        loaded: a plan must not pair an old timeline with today's files (a clean since then would
+        make file groups vanish from it without a trace)."""
+        if timeline_stamp(self.path) != self._stamp:
+            self._load()
+        return self
+
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""
         return list(self._timeline.instants)
@@ -108,19 +118,19 @@ class Table:
 
     def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:
         """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""
-        return build_scan(self, mode=mode, as_of=as_of).slices
+        return build_scan(self._current(), mode=mode, as_of=as_of).slices
 
     def file_schemas(self, as_of: str | None = None, mode: ScanMode = "snapshot") -> list[FileSchema]:
         """For every base file and log data block a scan reads: the instant that wrote it, its
         schema version, and how each table column maps onto its columns (the name-mapped view)."""
-        return file_schemas(build_scan(self, mode=mode, as_of=as_of))
+        return file_schemas(build_scan(self._current(), mode=mode, as_of=as_of))
 
     def schema(self, as_of: str | None = None) -> pa.Schema:
         """Data columns (no meta columns) in table order, as of `as_of` (default: latest).
 
         Each field carries its column id in its metadata (`PARQUET:field_id`), nested fields too.
         """
-        return build_scan(self, as_of=as_of, plan_files=False).data_schema
+        return build_scan(self._current(), as_of=as_of, plan_files=False).data_schema
 
     def scan(
         self,
@@ -148,7 +158,7 @@ class Table:
                 another, so a preview reads little).
         """
         return build_scan(
-            self, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
+            self._current(), mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
             dictionary_partitions=dictionary_partitions, limit=limit,
         ).reader()
 
@@ -162,8 +172,15 @@ class Table:
         dictionary_partitions: bool = False,
         limit: int | None = None,
     ) -> pa.Table:
-        """Like `scan`, collected into a `pyarrow.Table`."""
-        return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
+        """Like `scan`, collected into a `pyarrow.Table`.
+
+        When a file the read planned is removed meanwhile (a concurrent clean or rollback), the
+        timeline is reloaded and the read runs once more, on a plan without it."""
+        try:
+            return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
+        except FileGoneError:
+            self.refresh()
+            return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
 
     def incremental(
         self,
@@ -174,6 +191,6 @@ class Table:
     ) -> pa.Table:
         """Latest values of the records written by commits in (`start`, `end`] (end: latest)."""
         return build_scan(
-            self, mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
+            self._current(), mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
         ).reader().read_all()
 

@@ -12,7 +12,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from shim.errors import CorruptFileError
+from shim.errors import CorruptFileError, file_gone, is_missing_file
 from shim.read.plan import FilePlan
 
 BATCH_SIZE = 131_072
@@ -50,6 +50,8 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
         stat = os.stat(path)
         return _parsed_footer(path, stat.st_size, stat.st_mtime_ns)
     except (OSError, pa.ArrowInvalid) as exc:
+        if is_missing_file(exc):
+            raise file_gone(path) from exc
         raise CorruptFileError(f"cannot read Parquet footer of {path}: {exc}", path=path) from exc
 
 
@@ -120,6 +122,9 @@ def scan_parquet(
             if batch.num_rows:
                 yield plan.apply(batch)
     except (OSError, pa.ArrowInvalid) as exc:
+        gone = [p for p in paths if not os.path.exists(p)]
+        if gone:
+            raise file_gone(gone[0]) from exc
         raise CorruptFileError(
             f"cannot read Parquet data from {', '.join(paths[:3])}{'...' if len(paths) > 3 else ''}: {exc}",
             path=paths[0],
@@ -162,6 +167,8 @@ def iter_parquet_in_order(
             offset += rows
             yield rows, plan.apply(batch)
     except (OSError, pa.ArrowInvalid) as exc:
+        if is_missing_file(exc) or not os.path.exists(path):
+            raise file_gone(path) from exc
         raise CorruptFileError(f"cannot read Parquet data from {path}: {exc}", path=path) from exc
 
 
