@@ -16,14 +16,14 @@ import pyarrow as pa
 
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.keygen import partition_paths
-from shim.properties import TableConfig, key_generator_type
+from shim.properties import WRITE_PARTITION_FIELDS, TableConfig, key_generator_type
 from shim.timestamp_keygen import TimestampPartitioning
 
 KEYGEN_PACKAGE = "org.apache.hudi.keygen."
 SIMPLE, TIMESTAMP = "SIMPLE", "TIMESTAMP"
 SPELLING_KINDS = ("SIMPLE", "COMPLEX", "NON_PARTITION")  # paths spell column values
 WRITABLE_KINDS = (*SPELLING_KINDS, "TIMESTAMP", "CUSTOM")
-PARTITION_PATH_OPTION = "hoodie.datasource.write.partitionpath.field"
+PARTITION_PATH_OPTION = WRITE_PARTITION_FIELDS
 
 
 def key_generator_kind(class_name: str) -> str | None:
