@@ -407,7 +407,8 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 _EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
-def _fixed_offset_ms(zone: str) -> int | None:
+def fixed_offset_ms(zone: str) -> int | None:
+    """The offset (ms) of a zone that never changes it (UTC, +hh:mm); None for a zone with rules."""
     if zone == "UTC":
         return 0
     if zone[0] in "+-":
@@ -417,7 +418,7 @@ def _fixed_offset_ms(zone: str) -> int | None:
 
 def utc_offsets(utc_ms: np.ndarray, zone: str) -> np.ndarray:
     """The offset from UTC (ms) of `zone` at each instant."""
-    fixed = _fixed_offset_ms(zone)
+    fixed = fixed_offset_ms(zone)
     if fixed is not None:
         return np.full(len(utc_ms), fixed, np.int64)
     zoned = pa.array(utc_ms, pa.int64()).cast(pa.timestamp("ms")).cast(pa.timestamp("ms", tz=zone))
@@ -436,7 +437,7 @@ def utc_offsets(utc_ms: np.ndarray, zone: str) -> np.ndarray:
 def local_to_utc(local_ms: np.ndarray, zone: str) -> tuple[np.ndarray, np.ndarray]:
     """(instants, whether each local time exists) of wall-clock times in `zone`; of two instants
     with one local time the earlier, as Joda picks; times skipped by a transition do not exist."""
-    fixed = _fixed_offset_ms(zone)
+    fixed = fixed_offset_ms(zone)
     if fixed is not None:
         return local_ms - fixed, np.ones(len(local_ms), bool)
     naive = pa.array(local_ms, pa.int64()).cast(pa.timestamp("ms"))

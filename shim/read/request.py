@@ -237,7 +237,7 @@ def _partition_values(table: Table, schemas: TableSchemas, partition: str) -> Pa
     raw = partition_values(partition, table.config)
     typed = typed_partition_values(raw, schemas.data_schema) if raw is not None else None
     # Date partitions (timestamp-based key generators) bound their source column instead.
-    ranges = partition_ranges(partition, table.config) if raw is None else {}
+    ranges = partition_ranges(partition, table.config, schemas.data_schema) if raw is None else {}
     found = PartitionValues(
         {k: v.as_py() for k, v in typed.items() if v is not None} if typed is not None else (ranges or None),
         None if typed is None else {

@@ -4,22 +4,21 @@ gives that partition (timestamp-based and custom key generators over numeric col
 A partition `2024/03/01` of `yyyy/MM/dd` holds rows whose time fell on that day in the key
 generator's zone; read back in the column's unit (epoch seconds, milliseconds, a scalar unit),
 that is a range a filter such as `millis >= ... AND millis < ...` can rule out. Ranges are widened
-(an hour before; after, by any fall of the zone's offset, at least three hours; a unit for
-truncation), so they never exclude a row that is there.
+(after, by any fall of the zone's offset within the period; by a unit for truncation), so they
+never exclude a row that is there.
 Only patterns that truncate a time (years, months, days, hours, minutes, seconds, fractions,
 each coarser unit present) give ranges; strings and other types give none (the partition is read).
 """
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
 
-from shim.datetime_format import DatePattern, default_zone, utc_offsets
+from shim.datetime_format import DatePattern, default_zone, fixed_offset_ms, utc_offsets
 from shim.errors import HudiShimError
 from shim.filters.partition import ValueRange
 from shim.partition_scheme import PartitionScheme, scheme_of_table
@@ -33,8 +32,9 @@ _PERIOD_MS = {"y": 366 * _DAY_MS, "M": 31 * _DAY_MS, "d": _DAY_MS, "H": 3_600_00
 _HIERARCHY = "yMdHmsS"
 
 
-def partition_ranges(partition_path: str, config: TableConfig) -> dict[str, ValueRange]:
-    """Per timestamp partition field with a numeric source, the values its rows may hold."""
+def partition_ranges(partition_path: str, config: TableConfig, schema: pa.Schema) -> dict[str, ValueRange]:
+    """Per timestamp partition field with a numeric source (integer or floating, in `schema`),
+    the values its rows may hold."""
     scheme = _scheme(config)
     if scheme is None or not scheme.timestamp_fields:
         return {}
@@ -55,22 +55,33 @@ def partition_ranges(partition_path: str, config: TableConfig) -> dict[str, Valu
         start, _ = pattern.parse(pa.array([values[name]]), zone)
         if not start[0].is_valid:
             continue
+        index = schema.get_field_index(name)
+        kind = schema.field(index).type if index >= 0 else pa.null()
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            continue
         low, high = _bounds(start[0].as_py(), _period_ms(pattern), zone)
-        if divisor > 1:  # milliseconds = value / divisor, truncated
-            span = ((low - 1) * divisor, (high + 1) * divisor)
+        if divisor > 1:  # milliseconds = value / divisor, truncated toward zero
+            span = ((low - 1) * divisor + 1, (high + 1) * divisor - 1)
         else:  # milliseconds = value * multiplier
-            span = (math.floor(low / multiplier) - 1, math.ceil(high / multiplier) + 1)
+            span = (-(-low // multiplier), high // multiplier)
+        if pa.types.is_floating(kind):  # fractions are cut off first
+            span = (span[0] - 1, span[1] + 1)
         # A null value stands for the instant 1 (in the column's unit): only its partition holds nulls.
         ranges[name] = ValueRange(span[0], span[1], nullable=span[0] <= 1 <= span[1])
     return ranges
 
 
 def _bounds(start_ms: int, period_ms: int, zone: str) -> tuple[int, int]:
-    """Instants (ms) rows of the period starting at `start_ms` (its earliest reading) may have:
-    local times repeated when the offset falls (DST's end) extend it by the fall, at least 3 h."""
-    offsets = utc_offsets(np.array([start_ms, start_ms + period_ms + _SLACK_MS], np.int64), zone)
-    fall = max(0, int(offsets[0] - offsets[1]))
-    return start_ms - _HOUR_MS, start_ms + period_ms + max(3 * _HOUR_MS, fall) + _HOUR_MS
+    """First and last instants (ms) the rows of a period may have, given the instant its first
+    local time maps to (the earlier one, where a zone repeats it). Local times map to instants in
+    order, so rows start there; they end a period later, later still by as much as the zone's
+    offset falls below its value at the start (the repeated hour when daylight saving ends)."""
+    if fixed_offset_ms(zone) is not None:
+        return start_ms, start_ms + period_ms - 1
+    hourly = np.arange(start_ms, start_ms + period_ms + _SLACK_MS, _HOUR_MS, dtype=np.int64)
+    offsets = utc_offsets(hourly, zone)
+    fall = max(0, int(offsets[0] - offsets.min()))
+    return start_ms, start_ms + period_ms + fall - 1
 
 
 def split_partition_path(partition_path: str, scheme: PartitionScheme) -> dict[str, str] | None:

@@ -12,6 +12,7 @@ import pytest
 from writekit import write
 
 import shim
+from shim.filters import bind, to_arrow_expression
 from shim.filters.expr import CompareOp
 from shim.filters.parse import parse_filter
 from shim.filters.partition import ValueRange, evaluate_on_partition
@@ -108,6 +109,33 @@ def _compare(op: CompareOp, value: int, literal: int) -> bool:
 
 
 def _as_arrow(text: str) -> pc.Expression:
-    from shim.filters import to_arrow_expression
-
     return to_arrow_expression(parse_filter(text))
+
+
+@pytest.mark.parametrize(("kind", "fmt", "zone", "column_type", "scale"), [
+    ("EPOCHMICROSECONDS", "yyyy/MM/dd", "America/Los_Angeles", pa.int64(), 10**6),
+    ("UNIX_TIMESTAMP", "yyyy-MM-dd", "UTC", pa.float64(), 1),  # fractions truncate before formatting
+])
+def test_other_units_zones_and_types_keep_every_matching_row(tmp_path: Path, kind: str, fmt: str, zone: str,
+                                                             column_type: pa.DataType, scale: int) -> None:
+    rng = random.Random(kind)
+    seconds = [edge + rng.randint(-6 * 3600, 6 * 3600) + rng.random() for edge in (1710064800, 1730624400)
+               for _ in range(40)]
+    values = [int(s * scale) if pa.types.is_integer(column_type) else s * scale for s in seconds]
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", column_type)])
+    rows = [{"id": f"k{i:03d}", "ts": 1, "v": v} for i, v in enumerate(values)] + [{"id": "knull", "ts": 1, "v": None}]
+    write(tmp_path, rows, schema=schema, **{
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+        "hoodie.datasource.write.partitionpath.field": "v", "hoodie.keygen.timebased.timestamp.type": kind,
+        "hoodie.keygen.timebased.output.dateformat": fmt, "hoodie.keygen.timebased.timezone": zone})
+    table = shim.open_table(str(tmp_path))
+    everything = table.read()
+    for _ in range(15):
+        low = rng.choice(values)
+        for text in (f"v >= {low} AND v < {low + 3600 * scale}", f"v = {rng.choice(values)}", f"v <= {low}",
+                     "v IS NULL"):
+            expected = everything.filter(to_arrow_expression(bind(parse_filter(text), everything.schema)))
+            assert sorted(table.read(filter=text, columns=["id"]).column("id").to_pylist()) == \
+                sorted(expected.column("id").to_pylist()), text
+    one = build_scan(table, row_filter=f"v >= {values[0]} AND v <= {values[0]}")
+    assert len({s.partition_path for s in one.slices}) == 1

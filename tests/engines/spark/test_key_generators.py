@@ -189,3 +189,18 @@ def test_duckdb_over_http_and_in_process_agree_on_date_partitions(tmp_path: Path
     assert connect(str(tmp_path)).sql(query).fetchall() == want
     with running(Settings(warehouse=str(tmp_path), catalog_db=MEMORY)) as live:
         assert connect(live.url).sql(query).fetchall() == want
+
+
+def test_a_duckdb_query_for_one_day_opens_that_days_files_only(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import shim.read.scan as scan_module
+    from tests.spies import spy_on
+
+    rows = [row(i, 1, day=1 + i % 3, hour=i % 24) for i in range(30)]
+    write(tmp_path / "trips", rows, schema=SCHEMA, **BY_DAY)
+    low = int(datetime.datetime(2024, 3, 2, tzinfo=datetime.UTC).timestamp() * 1000)
+    opened = spy_on(monkeypatch, scan_module, "scan_parquet")
+    got = connect(str(tmp_path)).sql(
+        f"SELECT id FROM trips_ro WHERE millis >= {low} AND millis < {low + 86_400_000} ORDER BY id").fetchall()
+    assert [r[0] for r in got] == sorted(r["id"] for r in rows if low <= r["millis"] < low + 86_400_000)
+    assert opened and {Path(p).parent.relative_to(tmp_path / "trips").as_posix() for p in opened} == {"2024/03/02"}
