@@ -57,12 +57,16 @@ def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEF
 
 
 class Table:
-    """A Hudi table, read as of the timeline loaded when it was opened (`refresh()` reloads it)."""
+    """A Hudi table. Its reads (`scan`, `read`, `incremental`, `schema`, `file_slices`, `timeline`...)
+    see the table as it is at each call: when instants were added or removed since this object
+    loaded its timeline, they use the table opened anew. `active_timeline` is this object's own
+    timeline; `refresh()` reloads it in place."""
 
     def __init__(self, path: str, config: TableConfig, *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> None:
         self.path = path
         self.config = config
         self.slice_cache: ByteBoundedCache[SliceMergeState] = ByteBoundedCache(merge_cache_bytes)
+        self._latest: Table = self
         self._load()
 
     def _load(self) -> None:
@@ -100,17 +104,21 @@ class Table:
         """Reload the timeline to see commits completed since the table was opened."""
         self._load()
 
-    def _current(self) -> Table:
-        """This table, its timeline reloaded first if instants were added or removed since it was
-        loaded: a plan must not pair an old timeline with today's files (a clean since then would
-        make file groups vanish from it without a trace)."""
-        if timeline_stamp(self.path) != self._stamp:
-            self._load()
-        return self
+    def _current(self, *, reopen: bool = False) -> Table:
+        """The table as it is now: this object while its timeline is unchanged, else the table
+        opened anew (kept for the next calls). A plan must not pair an old timeline with today's
+        files (a clean since then would make file groups vanish from it without a trace); this
+        object itself never changes, so scans already running on it, in any thread, keep their view."""
+        latest = self._latest
+        if reopen or timeline_stamp(self.path) != latest._stamp:
+            latest = open_table(self.path, merge_cache_bytes=0)
+            latest.slice_cache = self.slice_cache
+            self._latest = latest
+        return latest
 
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""
-        return list(self._timeline.instants)
+        return list(self._current()._timeline.instants)
 
     def archived_timeline(self) -> list[ArchivedInstant]:
         """Every archived instant file (table versions 6 and 7), oldest first; [] when none."""
@@ -179,8 +187,8 @@ class Table:
         try:
             return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
         except FileGoneError:
-            self.refresh()
-            return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
+            return self._current(reopen=True).scan(mode, columns, filter, as_of, include_meta, dictionary_partitions,
+                                                   limit).read_all()
 
     def incremental(
         self,
