@@ -9,6 +9,7 @@ source is a thin shell around these three, and tests drive them directly.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import os
 from collections.abc import Mapping
@@ -152,13 +153,19 @@ def _plan(
     read_instant = table.active_timeline.resolve_as_of(None)
     previous = current_schema(table, read_instant)
     on_read = opts.schema_on_read or _has_latest_schema(table, read_instant)
-    evolved = evolve_for_write(previous, incoming) if previous is not None else initial_schema(
-        opts.table_name, incoming)
+    if previous is None:
+        evolved = initial_schema(opts.table_name, incoming)
+    elif opts.operation is Operation.DELETE_PARTITION:
+        evolved = previous  # no rows are written: the rows given only name partitions
+    else:
+        evolved = evolve_for_write(previous, incoming)
     replace_all: dict[str, tuple[str, ...]] = {}
-    if opts.operation is Operation.INSERT_OVERWRITE_TABLE and read_instant is not None:
+    if read_instant is not None and (opts.operation is Operation.INSERT_OVERWRITE_TABLE or opts.partitions_to_delete):
         for file_slice in table.file_slices(read_instant):
-            replace_all.setdefault(file_slice.partition_path, ())
-            replace_all[file_slice.partition_path] += (file_slice.file_id,)
+            partition = file_slice.partition_path
+            if opts.operation is Operation.INSERT_OVERWRITE_TABLE or any(
+                    fnmatch.fnmatchcase(partition, pattern) for pattern in opts.partitions_to_delete):
+                replace_all[partition] = (*replace_all.get(partition, ()), file_slice.file_id)
     return WritePlan(
         table_path=table_path,
         config=config,
@@ -204,10 +211,10 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     writes = tuple(w for state in states for w in state.writes)
     new_ids = {(s.partition_path, s.file_id) for s in states}
     replaced: dict[str, tuple[str, ...]] = {}
-    if plan.operation is Operation.INSERT_OVERWRITE:
-        replaced = dict(all_replaced(plan.table_path, plan.instant))
-    elif plan.operation is Operation.INSERT_OVERWRITE_TABLE:
-        replaced = dict(plan.replace_all)
+    if plan.operation in (Operation.INSERT_OVERWRITE, Operation.DELETE_PARTITION):
+        replaced = dict(all_replaced(plan.table_path, plan.instant))  # partitions the tasks met
+    if plan.operation in (Operation.INSERT_OVERWRITE_TABLE, Operation.DELETE_PARTITION):
+        replaced |= dict(plan.replace_all)
     replaced = {
         p: tuple(f for f in ids if (p, f) not in new_ids) for p, ids in replaced.items()
     }

@@ -51,6 +51,7 @@ HIVE_STYLE = "hoodie.datasource.write.hive_style_partitioning"
 URL_ENCODE = "hoodie.datasource.write.partitionpath.urlencode"
 KEYGEN_CLASS = "hoodie.datasource.write.keygenerator.class"
 PAYLOAD_CLASS = "hoodie.datasource.write.payload.class"
+PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
 POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
 INDEX_TYPE = "hoodie.index.type"
@@ -108,6 +109,7 @@ class Operation(enum.Enum):
     BULK_INSERT = "bulk_insert"
     INSERT_OVERWRITE = "insert_overwrite"
     INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
+    DELETE_PARTITION = "delete_partition"
 
     @classmethod
     def parse(cls, value: str) -> Operation:
@@ -124,7 +126,7 @@ class Operation(enum.Enum):
 
     @property
     def replaces(self) -> bool:
-        return self in (Operation.INSERT_OVERWRITE, Operation.INSERT_OVERWRITE_TABLE)
+        return self in (Operation.INSERT_OVERWRITE, Operation.INSERT_OVERWRITE_TABLE, Operation.DELETE_PARTITION)
 
 
 def _text(options: Mapping[str, str], key: str, default: str | None = None) -> str | None:
@@ -201,6 +203,9 @@ class WriteOptions:
     """How rows map to partition paths (the key generator's fields, styles and date formats)."""
     new_table: NewTablePartitioning | None = None
     """For a write that creates the table: the key generator class and settings to record."""
+    partitions_to_delete: tuple[str, ...] = ()
+    """delete_partition: the partition paths (`*` matches any characters) whose file groups it
+    replaces; none given: the partitions of the rows written."""
 
     @property
     def heartbeat_timeout_s(self) -> float:
@@ -233,6 +238,8 @@ class WriteOptions:
         }
         if existing is not None:
             return dataclasses.replace(_merge_with_table(options, operation, columns, existing), **per_write)
+        if operation is Operation.DELETE_PARTITION:
+            raise InvalidArgumentError("delete_partition needs an existing table: there is none at this path yet")
         name = _text(options, TABLE_NAME) or _text(options, "hoodie.datasource.write.table.name")
         if not name:
             raise InvalidArgumentError(f"option {TABLE_NAME} is required to create a table")
@@ -308,7 +315,12 @@ def _merge_with_table(
             feature="write-table-layout",
         )
     ordering = config.ordering_fields
-    _check_columns(keys + partitions, columns, operation)
+    to_delete = _fields(_text(options, PARTITIONS_TO_DELETE)) if operation is Operation.DELETE_PARTITION else ()
+    if operation is Operation.DELETE_PARTITION and not config.is_partitioned:
+        raise InvalidArgumentError(f"delete_partition needs a partitioned table; {config.path} is not partitioned")
+    if not to_delete:  # the rows' own keys and partitions are needed
+        _check_columns((partitions if operation is Operation.DELETE_PARTITION else keys + partitions), columns,
+                       operation)
     if operation is Operation.UPSERT:
         _check_columns(ordering, columns, operation)
     num_buckets = _int(options, NUM_BUCKETS, int(config.get(NUM_BUCKETS) or DEFAULT_NUM_BUCKETS))
@@ -337,6 +349,7 @@ def _merge_with_table(
         heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
         database=config.get("hoodie.database.name", "default") or "default",
         partitioning=table_partitioning(options, config),
+        partitions_to_delete=to_delete,
     )
 
 

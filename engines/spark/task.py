@@ -119,6 +119,8 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInf
     collected = [b for b in batches if b.num_rows]
     if not collected:
         return TaskReport(task.partition_id, 0, 0, ())
+    if plan.operation is Operation.DELETE_PARTITION:
+        return _note_partitions_to_delete(plan, collected, task)
     ensure_pending(plan.txn, plan.config)
     with KeepAlive(plan.table_path, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
         work = TaskWrite(plan, collected, task)
@@ -126,6 +128,20 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInf
         report = work.write()
         ensure_pending(plan.txn, plan.config)
     return report
+
+
+def _note_partitions_to_delete(plan: WritePlan, batches: list[pa.RecordBatch], task: TaskInfo) -> TaskReport:
+    """delete_partition without `partitions.to.delete`: the rows name the partitions (nothing is
+    written); each one's live file groups are noted as replaced."""
+    if plan.options.partitions_to_delete:  # the patterns decide, not the rows
+        return TaskReport(task.partition_id, 0, 0, ())
+    ensure_pending(plan.txn, plan.config)
+    rows = pa.Table.from_batches(batches)
+    paths = plan.options.partitioning.paths({name: rows.column(name) for name in rows.column_names}, rows.num_rows)
+    writer = _GroupWriter(plan, task)
+    for partition in pc.unique(paths).to_pylist():
+        writer.committed(partition, 0)
+    return TaskReport(task.partition_id, 0, 0, ())
 
 
 class TaskWrite:
@@ -212,7 +228,7 @@ class _GroupWriter:
     def committed(self, partition: str, bucket: int) -> FileSlice | None:
         """The bucket's committed file slice, or None (always None when the write replaces)."""
         operation = self.plan.operation
-        if operation is Operation.INSERT_OVERWRITE and partition not in self.replaced:
+        if operation in (Operation.INSERT_OVERWRITE, Operation.DELETE_PARTITION) and partition not in self.replaced:
             self.replaced.add(partition)
             record_replaced(self.plan.table_path, self.plan.instant, partition,
                             [s.file_id for s in self._slices(partition)])

@@ -218,3 +218,14 @@ def test_spark_timestamps_partition_by_day_with_the_custom_key_generator(spark, 
     read = spark_rows(spark.read.format("hudi_shim").load(path).select("id", "ts", "at"))
     assert [(r["id"], r["ts"], r["at"].timestamp()) for r in read] == \
         [(r["id"], r["ts"], r["at"].timestamp()) for r in rows]
+
+
+def test_delete_partition_through_the_data_source(spark, tmp_path):
+    path = str(tmp_path / "t")
+    trips(spark, 0, 30).write.format("hudi_shim").mode("append").options(**options("MERGE_ON_READ")).save(path)
+    empty = trips(spark, 0, 0)
+    (empty.write.format("hudi_shim").mode("append").option("hoodie.datasource.write.operation", "delete_partition")
+     .option("hoodie.datasource.write.partitions.to.delete", "sf").save(path))
+    assert {r["region"] for r in shim_rows(path)} == {"ny"} and len(shim_rows(path)) == 20
+    assert {r["region"] for r in spark_rows(spark.read.format("hudi_shim").load(path))} == {"ny"}
+    assert shim.open_table(path).timeline()[-1].action.value == "replacecommit"
