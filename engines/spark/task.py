@@ -119,8 +119,6 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInf
     collected = [b for b in batches if b.num_rows]
     if not collected:
         return TaskReport(task.partition_id, 0, 0, ())
-    if plan.operation is Operation.DELETE_PARTITION:
-        return _note_partitions_to_delete(plan, collected, task)
     ensure_pending(plan.txn, plan.config)
     with KeepAlive(plan.table_path, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
         work = TaskWrite(plan, collected, task)
@@ -130,36 +128,30 @@ def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInf
     return report
 
 
-def _note_partitions_to_delete(plan: WritePlan, batches: list[pa.RecordBatch], task: TaskInfo) -> TaskReport:
-    """delete_partition without `partitions.to.delete`: the rows name the partitions (nothing is
-    written); each one's live file groups are noted as replaced."""
-    if plan.options.partitions_to_delete:  # the patterns decide, not the rows
-        return TaskReport(task.partition_id, 0, 0, ())
-    ensure_pending(plan.txn, plan.config)
-    rows = pa.Table.from_batches(batches)
-    paths = plan.options.partitioning.paths({name: rows.column(name) for name in rows.column_names}, rows.num_rows)
-    writer = _GroupWriter(plan, task)
-    for partition in pc.unique(paths).to_pylist():
-        writer.committed(partition, 0)
-    return TaskReport(task.partition_id, 0, 0, ())
-
-
 class TaskWrite:
     """One task's rows split by file group, written in two steps: `hand_over`, then `write`."""
 
     def __init__(self, plan: WritePlan, batches: list[pa.RecordBatch], task: TaskInfo) -> None:
         self.task = task
+        self.writer = _GroupWriter(plan, task)
+        self.deleting = plan.operation is Operation.DELETE_PARTITION
+        if self.deleting:  # the rows only name partitions: nothing of them is written
+            self.rows = pa.Table.from_batches(batches)
+            return
         self.prepared = prepare_rows(pa.Table.from_batches(batches), plan.write_schema(), plan.options)
         self.groups = list(self.prepared.groups())
-        self.writer = _GroupWriter(plan, task)
 
     def hand_over(self) -> None:
         """Leave the rows bound for base files for whichever task writes each group first."""
+        if self.deleting:
+            return
         for group in self.groups:
             self.writer.hand_over(group)
 
     def write(self) -> TaskReport:
         """Write every group whose rows no other task has written meanwhile."""
+        if self.deleting:
+            return self._note_partitions_to_delete()
         files: list[str] = []
         # Take free file groups first and come back for the ones another task is writing, so that
         # tasks sharing file groups rarely wait for each other.
@@ -176,6 +168,17 @@ class TaskWrite:
                 files.append(name)
         return TaskReport(self.task.partition_id, len(self.prepared.keys), len(self.prepared.delete_keys),
                           tuple(files))
+
+
+    def _note_partitions_to_delete(self) -> TaskReport:
+        """delete_partition without `partitions.to.delete`: each partition the rows fall in has its
+        live file groups noted as replaced (with the option, the driver lists them)."""
+        plan, rows = self.writer.plan, self.rows
+        if not plan.options.partitions_to_delete:
+            paths = plan.options.partitioning.paths({n: rows.column(n) for n in rows.column_names}, rows.num_rows)
+            for partition in pc.unique(paths).to_pylist():
+                self.writer.committed(partition, 0)
+        return TaskReport(self.task.partition_id, 0, 0, ())
 
 
 def _rotated(groups: list[GroupRows], partition_id: int) -> list[GroupRows]:

@@ -101,7 +101,8 @@ class History:
         return by_key({k: r for k, r in self.rows.items() if self.written_at[k] > start})
 
 
-_KINDS = ["insert", "upsert", "upsert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table", "fail"]
+_KINDS = ["insert", "upsert", "upsert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table", "fail",
+          "delete_partition"]
 
 
 def random_write(path, rng: random.Random, step: int, history: History, options: dict[str, str]) -> None:
@@ -121,6 +122,13 @@ def random_write(path, rng: random.Random, step: int, history: History, options:
         instant = write(path, batch, tasks=tasks, together=together, **options,
                         **{"hoodie.datasource.write.operation": "delete"})
         history.commit(instant, [], keys)
+        return
+    if kind == "delete_partition":  # one row names the partition; every row there goes
+        region = history.rows[rng.choice(existing)]["region"]
+        gone = [k for k, r in history.rows.items() if r["region"] == region]
+        instant = write(path, [row(int(gone[0][1:]), step)], tasks=tasks, together=together, **options,
+                        **{"hoodie.datasource.write.operation": kind})
+        history.commit(instant, [], gone)
         return
     fresh = [k for k in range(KEYS) if f"k{k:03d}" not in history.rows]
     chosen = set(rng.sample(fresh, k=min(len(fresh), rng.randint(1, 8))))
