@@ -2,16 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from shim.errors import InvalidArgumentError
 
 NULL_KEY_PART = "__null__"
 EMPTY_KEY_PART = "__empty__"
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Characters Hudi's PartitionPathEncodeUtils.escapePathName escapes.
 _UNSAFE = "\"#%'*/:=?\\\x7f{[]^"
+
+
+def key_columns(data: pa.Table | pa.RecordBatch, fields: Iterable[str]) -> dict[str, pa.Array]:
+    """The columns of `data` by name, plus every nested field among `fields` (`a.b`, Hudi's dotted
+    path into struct columns) as its own column: null where the field or any parent is null.
+
+    Raises:
+        InvalidArgumentError: a field is neither a column nor a path into a struct column.
+    """
+    columns: dict[str, pa.Array] = {name: data.column(name) for name in data.column_names}
+    for field in fields:
+        if field in columns or "." not in field:
+            continue
+        head, *rest = field.split(".")
+        if head not in columns:
+            raise InvalidArgumentError(f"the data has no column {head!r} (for the key field {field!r})",
+                                       column=field)
+        value = columns[head]
+        value = value.combine_chunks() if isinstance(value, pa.ChunkedArray) else value
+        for part in rest:
+            if not pa.types.is_struct(value.type) or value.type.get_field_index(part) < 0:
+                raise InvalidArgumentError(f"the data has no field {field!r}: {part!r} is not in {value.type}",
+                                           column=field)
+            value = pc.struct_field(value, part)
+        columns[field] = value
+    return columns
 
 
 def record_keys(columns: Mapping[str, pa.Array], fields: Sequence[str]) -> pa.Array:

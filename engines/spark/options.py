@@ -457,7 +457,8 @@ def _payload(value: str) -> str:
 
 
 def _check_columns(names: tuple[str, ...], columns: tuple[str, ...], operation: Operation) -> None:
-    missing = [n for n in dict.fromkeys(names) if n not in columns]
+    """Each name a column, or a dotted path (`a.b`) into one (its struct fields are checked per row batch)."""
+    missing = [n for n in dict.fromkeys(names) if n not in columns and n.split(".", 1)[0] not in columns]
     if missing:
         raise InvalidArgumentError(
             f"the data has no column {missing[0]!r} needed by the {operation.value} (columns: {', '.join(columns)})"

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from engines.spark.bucket import bucket_ids
 from engines.spark.options import Operation, WriteOptions
 from shim.errors import WriteError
-from shim.keygen import record_keys
+from shim.keygen import key_columns, record_keys
 from shim.schema import InternalSchema
 from shim.write.write_schema import align_to_schema, data_arrow_schema
 
@@ -102,7 +102,7 @@ def _sorted_groups(
 def prepare_rows(batch: pa.Table, schema: InternalSchema, options: WriteOptions) -> PreparedRows:
     """Align `batch` to the write schema, split out deletes, compute keys and buckets, pre-combine."""
     deletes_mask = _delete_mask(batch, options)
-    columns = {name: batch.column(name) for name in batch.column_names}
+    columns = key_columns(batch, (*options.record_key_fields, *options.partitioning.fields))
     keys_all = record_keys(columns, options.record_key_fields)
     if keys_all.null_count:
         raise WriteError(

@@ -30,7 +30,7 @@ from engines.spark.options import (
 from engines.spark.partitioning import new_table_partitioning, table_partitioning
 from shim import storage
 from shim.errors import InvalidArgumentError
-from shim.keygen import record_keys
+from shim.keygen import key_columns, record_keys
 from shim.partition_scheme import PartitionScheme
 
 BUCKET_COLUMN = "_hoodie_bucket_id"
@@ -74,7 +74,7 @@ def with_bucket_id(df: DataFrame, options: Mapping[str, str], path: str | None =
 
     def add(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            columns = {name: batch.column(name) for name in batch.schema.names}
+            columns = key_columns(batch, (*keys, *scheme.fields))
             key_values = record_keys(columns, keys)
             paths = scheme.paths(columns, batch.num_rows)
             ids = pa.array(bucket_ids(key_values, hash_fields, buckets), pa.int32())

@@ -21,7 +21,7 @@ from shim.bloom import (
     extended_bloom_filter,
 )
 from shim.files import base_file_name, log_file_name, parse_log_file
-from shim.keygen import record_keys
+from shim.keygen import key_columns, record_keys
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_avro_data_block, encode_delete_block, write_log_file
 from shim.partition_scheme import scheme_of_table
@@ -100,9 +100,10 @@ def with_meta_columns(
 ) -> pa.Table:
     """`data` (data columns) with the five meta columns filled in front, as Hudi writes them."""
     n = data.num_rows
-    columns = {name: data.column(name) for name in data.column_names}
+    scheme = scheme_of_table(config)
+    columns = key_columns(data, (*config.record_key_fields, *scheme.fields))
     keys = record_keys(columns, config.record_key_fields)
-    partitions = scheme_of_table(config).paths(columns, n)
+    partitions = scheme.paths(columns, n)
     meta = [
         pa.array([instant] * n, pa.string()),
         pa.array([f"{instant}_{partition_id}_{i}" for i in range(n)], pa.string()),
