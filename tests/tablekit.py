@@ -74,7 +74,10 @@ class TinyTable:
                 replaced: dict[str, tuple[str, ...]] | None = None) -> str:
         files = InstantFiles(str(self.path), self.config, instant, action)
         if complete:
-            extra = {"schema": json.dumps(self._avro(schema or self.schema))}
+            written = schema or self.schema
+            if self.config.drop_partition_columns:  # as Hudi: the write schema leaves them out too
+                written = pa.schema([f for f in written if f.name not in self.config.partition_fields])
+            extra = {"schema": json.dumps(self._avro(written))}
             files.complete(CommitRecord(tuple(writes), operation, extra, replaced or {}))
         self.instants.append(instant)
         return instant

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from shim.errors import InvalidTableError
 from shim.plan.table_schema import avro_schema_as_of, strip_meta
+from shim.properties import TableConfig
 from shim.read.base_files import read_file_schema
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import SchemaResolver
@@ -17,12 +18,14 @@ from shim.read.resolvers import IdResolver, NameMatchingResolver
 from shim.schema import (
     META_FIELD_NAMES,
     META_FIELDS,
+    Field,
     InternalSchema,
     RecordType,
     internal_from_arrow,
     internal_from_avro,
     internal_to_arrow,
 )
+from shim.schema.types import STRING
 
 if TYPE_CHECKING:
     from shim.table import Table
@@ -91,11 +94,28 @@ def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
             internal = _with_meta(internal_from_arrow(_schema_from_any_base_file(table, read_instant)))
         resolver = NameMatchingResolver(internal)
         on_read = False
+    internal = _with_dropped_partition_columns(internal, table.config)
     full = internal_to_arrow(internal)
     if table.config.is_partitioned:
         resolver = PartitionFillingResolver(resolver, table.path, table.config, full)
     versions = tuple(history.history()) if on_read else ()
     return TableSchemas(internal, full, strip_meta(full), resolver, on_read, versions)
+
+
+def _with_dropped_partition_columns(internal: InternalSchema, config: TableConfig) -> InternalSchema:
+    """`internal` with the partition columns a table written with
+    `hoodie.datasource.write.drop.partition.columns` keeps out of its files and schema: appended
+    as strings (as Hudi's TableSchemaResolver appends them), filled from the folder names."""
+    if not (config.drop_partition_columns and config.is_partitioned):
+        return internal
+    present = {field.name for field in internal.record.fields}
+    missing = [name for name in config.partition_fields if "." not in name and name not in present]
+    if not missing:
+        return internal
+    first = internal.max_column_id + 1
+    added = tuple(Field(first + i, name, STRING, True, "") for i, name in enumerate(missing))
+    record = RecordType(internal.record.fields + added, internal.record.name)
+    return InternalSchema(record, internal.version_id, internal.max_column_id + len(missing))
 
 
 def _with_meta(internal: InternalSchema) -> InternalSchema:

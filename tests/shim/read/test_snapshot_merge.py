@@ -153,9 +153,10 @@ def test_dropped_partition_columns_are_recovered_from_the_path(tmp_path):
     table.log([{"id": "b", "ts": 1, "year": 2024}], file_id="y-0", partition="year=2024", base_instant=base)
     files = list((table.path / "year=2024").glob("*.parquet"))
     assert "year" not in pa.parquet.read_schema(files[0]).names
-    result = shim.open_table(table.path).read(filter="year = 2024")
+    # As Hudi writes such tables, the commits' schema leaves `year` out too: it comes back as text.
+    result = shim.open_table(table.path).read(filter="year = '2024'")
     assert sorted(result.to_pylist(), key=lambda r: r["id"]) == [
-        {"id": "a", "ts": 1, "year": 2024}, {"id": "b", "ts": 1, "year": 2024}]
+        {"id": "a", "ts": 1, "year": "2024"}, {"id": "b", "ts": 1, "year": "2024"}]
 
 
 def test_partition_terms_guaranteed_by_the_path_are_not_reread(tmp_path):
