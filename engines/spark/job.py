@@ -94,6 +94,8 @@ def plan_write(
     table_path = storage.resolve_table_path(location)
     config = open_config(table_path)
     opts = WriteOptions.parse(options, tuple(incoming.names), config)
+    if opts.drop_partition_columns:  # the table's schema leaves them out, as its files do
+        incoming = pa.schema([f for f in incoming if f.name not in opts.partition_fields])
     if overwrite and config is not None and not opts.operation.replaces:
         opts = dataclasses.replace(opts, operation=Operation.INSERT_OVERWRITE_TABLE)
     if config is None:
@@ -135,6 +137,7 @@ def _create(table_path: str, opts: WriteOptions, incoming: pa.Schema) -> TableCo
         database=opts.database,
         extra=extra,
         key_generator=opts.new_table.key_generator_class if opts.new_table is not None else None,
+        drop_partition_columns=opts.drop_partition_columns,
     )
     create_schema = json.dumps(avro_record_schema(opts.table_name, data_arrow_schema(schema)))
     try:
@@ -187,7 +190,8 @@ def current_schema(table: Table, read_instant: str | None) -> InternalSchema | N
         create = table.config.create_schema
         return internal_from_avro(create, add_meta=True) if create else None
     try:
-        return table_schemas_as_of(table, read_instant).internal
+        schemas = table_schemas_as_of(table, read_instant)
+        return schemas.stored or schemas.internal
     except InvalidTableError:
         return None
 

@@ -203,6 +203,9 @@ class WriteOptions:
     """How rows map to partition paths (the key generator's fields, styles and date formats)."""
     new_table: NewTablePartitioning | None = None
     """For a write that creates the table: the key generator class and settings to record."""
+    drop_partition_columns: bool = False
+    """Keep partition columns out of data files and the schema (`hoodie.datasource.write.drop.partition.columns`):
+    readers take them from the folder names, as strings."""
     partitions_to_delete: tuple[str, ...] = ()
     """delete_partition: the partition paths (`*` matches any characters) whose file groups it
     replaces; none given: the partitions of the rows written."""
@@ -255,6 +258,11 @@ class WriteOptions:
         hive_style, url_encode = flag(options, HIVE_STYLE, False), flag(options, URL_ENCODE, False)
         layout = new_table_partitioning(options, keys, hive_style=hive_style, url_encode=url_encode)
         partitions = layout.scheme.fields
+        drop = flag(options, DROP_PARTITION_COLUMNS, False)
+        if drop and (layout.scheme.timestamp_fields or any("." in f for f in partitions)):
+            raise InvalidArgumentError(
+                f"{DROP_PARTITION_COLUMNS}=true needs partition fields whose folder names spell their values: "
+                "dates formatted from a column, or nested fields, could not be read back")
         _check_columns(keys + partitions, columns, operation)
         if _text(options, PRECOMBINE) or operation is Operation.UPSERT:
             _check_columns(ordering, columns, operation)
@@ -278,6 +286,7 @@ class WriteOptions:
             database=_text(options, DATABASE_NAME, "default") or "default",
             partitioning=layout.scheme,
             new_table=layout,
+            drop_partition_columns=drop,
             **per_write,
         )
 
@@ -308,12 +317,14 @@ def _merge_with_table(
             f"{config.path}: the writer writes table version 6; this table is version {config.version}",
             feature=f"write-table-version-{config.version}",
         )
-    if config.drop_partition_columns or not config.populate_meta_fields:
+    if not config.populate_meta_fields:
         raise UnsupportedFeatureError(
-            f"{config.path}: writing tables with dropped partition columns or without meta fields is "
-            "not supported",
-            feature="write-table-layout",
-        )
+            f"{config.path}: writing tables without meta fields is not supported", feature="write-table-layout")
+    given_drop = _text(options, DROP_PARTITION_COLUMNS)
+    if given_drop is not None and flag(options, DROP_PARTITION_COLUMNS, False) != config.drop_partition_columns:
+        raise InvalidArgumentError(
+            f"{DROP_PARTITION_COLUMNS}={given_drop} differs from the table's "
+            f"{str(config.drop_partition_columns).lower()}")
     ordering = config.ordering_fields
     to_delete = _fields(_text(options, PARTITIONS_TO_DELETE)) if operation is Operation.DELETE_PARTITION else ()
     if operation is Operation.DELETE_PARTITION and not config.is_partitioned:
@@ -350,6 +361,7 @@ def _merge_with_table(
         database=config.get("hoodie.database.name", "default") or "default",
         partitioning=table_partitioning(options, config),
         partitions_to_delete=to_delete,
+        drop_partition_columns=config.drop_partition_columns,
     )
 
 
@@ -478,8 +490,6 @@ def _reject_unsupported(options: Mapping[str, str]) -> None:
             f"{BUCKET_ENGINE}={engine} is not supported; only the SIMPLE bucket engine is", feature="bucket-engine"
         )
     check_key_generator(options)
-    if flag(options, DROP_PARTITION_COLUMNS, False):
-        raise UnsupportedFeatureError(f"{DROP_PARTITION_COLUMNS}=true is not supported", feature="drop-partition-columns")
     if not flag(options, POPULATE_META_FIELDS, True):
         raise UnsupportedFeatureError(f"{POPULATE_META_FIELDS}=false is not supported", feature="virtual-keys")
 

@@ -52,6 +52,8 @@ class TableSchemas:
         schema_on_read: whether files are matched by column id.
         partition_values: per partition path, its typed column values (filled by scans as they
             prune partitions; None: the path does not spell them).
+        stored: the InternalSchema as the table records it (`internal` without the partition
+            columns readers add back to tables that drop them from files); None: the same.
     """
 
     internal: InternalSchema
@@ -61,6 +63,7 @@ class TableSchemas:
     schema_on_read: bool
     history: tuple[InternalSchema, ...] = ()
     partition_values: dict[str, PartitionValues] = field(default_factory=dict, compare=False)
+    stored: InternalSchema | None = None
 
     def current_name(self, name: str) -> str | None:
         """The column's name now, found by id when it was renamed (key and ordering fields are
@@ -94,12 +97,14 @@ def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
             internal = _with_meta(internal_from_arrow(_schema_from_any_base_file(table, read_instant)))
         resolver = NameMatchingResolver(internal)
         on_read = False
+    stored = internal
     internal = _with_dropped_partition_columns(internal, table.config)
     full = internal_to_arrow(internal)
     if table.config.is_partitioned:
         resolver = PartitionFillingResolver(resolver, table.path, table.config, full)
     versions = tuple(history.history()) if on_read else ()
-    return TableSchemas(internal, full, strip_meta(full), resolver, on_read, versions)
+    return TableSchemas(internal, full, strip_meta(full), resolver, on_read, versions,
+                        stored=stored if stored is not internal else None)
 
 
 def _with_dropped_partition_columns(internal: InternalSchema, config: TableConfig) -> InternalSchema:

@@ -36,6 +36,7 @@ class TableSpec:
     extra: Mapping[str, str] = field(default_factory=dict)
     key_generator: str | None = None
     """The key generator class to record (None: Simple, Complex or Nonpartitioned, by the fields)."""
+    drop_partition_columns: bool = False
 
     @property
     def key_generator_class(self) -> str:
@@ -62,7 +63,7 @@ class TableSpec:
             "hoodie.table.keygenerator.class": self.key_generator_class,
             "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style_partitioning).lower(),
             "hoodie.datasource.write.partitionpath.urlencode": str(self.url_encode_partitioning).lower(),
-            "hoodie.datasource.write.drop.partition.columns": "false",
+            "hoodie.datasource.write.drop.partition.columns": str(self.drop_partition_columns).lower(),
             "hoodie.populate.meta.fields": "true",
             "hoodie.compaction.payload.class": self.payload_class
             or (DEFAULT_PAYLOAD if self.ordering_fields else OVERWRITE_PAYLOAD),

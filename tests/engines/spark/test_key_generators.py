@@ -244,3 +244,32 @@ def test_nested_record_key_and_partition_fields(tmp_path: Path, table_type: dict
     assert sorted(rs, key=lambda r: r["meta"]["id"]) == [{k: r[k] for k in ("meta", "ts", "fare")} for r in first]
     with pytest.raises(InvalidArgumentError, match="no field 'meta.city'"):
         write(tmp_path / "other", first, schema=NESTED, **{**options, PARTITION: "meta.city"})
+
+
+@pytest.mark.parametrize("table_type", [{}, MOR], ids=["cow", "mor"])
+def test_partition_columns_dropped_from_files_come_back_from_folders(tmp_path: Path,
+                                                                    table_type: dict[str, str]) -> None:
+    from engines.spark import compact
+
+    drop = {"hoodie.datasource.write.drop.partition.columns": "true", PARTITION: "region",
+            "hoodie.datasource.write.hive_style_partitioning": "true", **table_type}
+    first = [row(i, 1, day=1 + i % 3) for i in range(12)]
+    write(tmp_path, first, schema=SCHEMA, **drop)
+    update = [row(i, 2, day=2) for i in (0, 5)]
+    write(tmp_path, update, schema=SCHEMA)
+    write(tmp_path, [first[7]], schema=SCHEMA, **{"hoodie.datasource.write.operation": "delete"})
+    if table_type:
+        assert compact(str(tmp_path)) is not None
+    for name in data_files(tmp_path):
+        if name.endswith(".parquet"):
+            assert "region" not in pq.read_schema(tmp_path / name).names, name
+    assert properties(tmp_path)["hoodie.datasource.write.drop.partition.columns"] == "true"
+    want = expected(first, update, deleted=("k07",))
+    got = [{k: r[k] for k in COLUMNS} for r in shim_rows(tmp_path)]
+    assert got == want
+    assert shim.open_table(str(tmp_path)).schema().names[-1] == "region"  # appended, as Hudi's readers do
+    with pytest.raises(InvalidArgumentError, match="drop.partition.columns=false differs"):
+        write(tmp_path, first[:1], schema=SCHEMA, **{"hoodie.datasource.write.drop.partition.columns": "false"})
+    with pytest.raises(InvalidArgumentError, match="could not be read back"):
+        write(tmp_path / "dates", first, schema=SCHEMA, **BY_DAY,
+              **{"hoodie.datasource.write.drop.partition.columns": "true"})
