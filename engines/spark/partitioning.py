@@ -11,6 +11,7 @@ from shim.partition_scheme import (
     KEYGEN_PACKAGE,
     PARTITION_PATH_OPTION,
     SPELLING_KINDS,
+    WRITABLE_KINDS,
     PartitionScheme,
     build_scheme,
     key_generator_kind,
@@ -21,6 +22,7 @@ from shim.properties import TableConfig
 from shim.timestamp_keygen import PERSISTED, option, persisted_properties
 
 KEYGEN_CLASS = "hoodie.datasource.write.keygenerator.class"
+KEYGEN_TYPE = "hoodie.datasource.write.keygenerator.type"  # the class's short name, as Hudi also takes it
 _CLASS_OF_KIND = {"TIMESTAMP": "TimestampBasedKeyGenerator", "CUSTOM": "CustomKeyGenerator"}
 
 
@@ -37,7 +39,15 @@ class NewTablePartitioning:
 def _given_kind(options: Mapping[str, str]) -> str | None:
     given = (options.get(KEYGEN_CLASS) or "").strip()
     if not given:
-        return None
+        named = (options.get(KEYGEN_TYPE) or "").strip().upper()
+        if not named:
+            return None
+        if named not in WRITABLE_KINDS:
+            raise UnsupportedFeatureError(
+                f"{KEYGEN_TYPE}={named} is not supported; use one of {', '.join(WRITABLE_KINDS)}",
+                feature="key-generator",
+            )
+        return named
     kind = key_generator_kind(given)
     if kind is None:
         raise UnsupportedFeatureError(
@@ -81,8 +91,9 @@ def table_partitioning(options: Mapping[str, str], config: TableConfig) -> Parti
     where Hudi does not record it; options that contradict the table are refused."""
     kind, given = config.key_generator, _given_kind(options)
     if given is not None and given != kind and not (given in SPELLING_KINDS and kind in SPELLING_KINDS):
+        named_by = KEYGEN_CLASS if options.get(KEYGEN_CLASS) else KEYGEN_TYPE
         raise InvalidArgumentError(
-            f"{KEYGEN_CLASS}={options.get(KEYGEN_CLASS)} differs from the table's key generator "
+            f"{named_by}={options.get(named_by)} differs from the table's key generator "
             f"{config.get('hoodie.table.keygenerator.class') or kind}"
         )
     if kind not in ("TIMESTAMP", "CUSTOM"):

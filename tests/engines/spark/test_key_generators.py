@@ -273,3 +273,15 @@ def test_partition_columns_dropped_from_files_come_back_from_folders(tmp_path: P
     with pytest.raises(InvalidArgumentError, match="could not be read back"):
         write(tmp_path / "dates", first, schema=SCHEMA, **BY_DAY,
               **{"hoodie.datasource.write.drop.partition.columns": "true"})
+
+
+def test_the_key_generator_may_be_named_by_its_type(tmp_path: Path) -> None:
+    by_type = {k: v for k, v in BY_DAY.items() if k != KEYGEN} | {"hoodie.datasource.write.keygenerator.type": "timestamp"}
+    write(tmp_path, [row(1, 1, day=2)], schema=SCHEMA, **by_type)
+    assert properties(tmp_path)["hoodie.table.keygenerator.class"] == "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
+    assert set(partition_of_rows(tmp_path)) == {"2024/03/02"}
+    with pytest.raises(InvalidArgumentError, match="keygenerator.type=SIMPLE differs"):
+        write(tmp_path, [row(2, 1, day=2)], schema=SCHEMA, **{"hoodie.datasource.write.keygenerator.type": "SIMPLE"})
+    with pytest.raises(UnsupportedFeatureError, match="keygenerator.type=GLOBAL_DELETE is not supported"):
+        write(tmp_path / "other", [row(2, 1, day=2)], schema=SCHEMA,
+              **{"hoodie.datasource.write.keygenerator.type": "GLOBAL_DELETE"})
