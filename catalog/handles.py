@@ -11,7 +11,6 @@ import threading
 import shim
 from catalog.registry import RegisteredTable
 from shim.timeline.instant import Action, Instant
-from shim.timeline.stamp import timeline_stamp
 
 #: Marks an instant whose effect on file groups is not known file by file (rollback, restore).
 EVERY_GROUP: frozenset[tuple[str, str]] = frozenset({("*", "*")})
@@ -25,7 +24,6 @@ class TableHandle:
         self.entry = entry
         self._lock = threading.Lock()
         self._table: shim.Table | None = None
-        self._stamp: tuple[int, ...] | None = None
         self._touched: dict[str, frozenset[tuple[str, str]]] = {}
 
     @property
@@ -33,17 +31,13 @@ class TableHandle:
         return self.entry.name
 
     def table(self) -> shim.Table:
-        """The table as of its latest timeline (reopened if an instant was added since the last call)."""
-        stamp = self._timeline_stamp()
+        """The table as of its latest timeline (reopened if an instant was added since the last call;
+        scans running on the previous object keep their view)."""
         with self._lock:
-            if self._table is None or stamp != self._stamp:
-                # A new object, not refresh(): scans running on the old one keep a consistent view.
+            if self._table is None:
                 self._table = shim.open_table(self.entry.path)
-                self._stamp = stamp
+            self._table = self._table.current()
             return self._table
-
-    def _timeline_stamp(self) -> tuple[int, ...]:
-        return timeline_stamp(self.entry.path)
 
     def touched_groups(self, table: shim.Table, instant: Instant) -> frozenset[tuple[str, str]]:
         """(partition, file id) of the file groups a completed instant changed; EVERY_GROUP when unknown.

@@ -104,7 +104,7 @@ class Table:
         """Reload the timeline to see commits completed since the table was opened."""
         self._load()
 
-    def _current(self, *, reopen: bool = False) -> Table:
+    def current(self, *, reopen: bool = False) -> Table:
         """The table as it is now: this object while its timeline is unchanged, else the table
         opened anew (kept for the next calls). A plan must not pair an old timeline with today's
         files (a clean since then would make file groups vanish from it without a trace); this
@@ -118,7 +118,7 @@ class Table:
 
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""
-        return list(self._current()._timeline.instants)
+        return list(self.current()._timeline.instants)
 
     def archived_timeline(self) -> list[ArchivedInstant]:
         """Every archived instant file (table versions 6 and 7), oldest first; [] when none."""
@@ -126,19 +126,19 @@ class Table:
 
     def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:
         """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""
-        return build_scan(self._current(), mode=mode, as_of=as_of).slices
+        return build_scan(self.current(), mode=mode, as_of=as_of).slices
 
     def file_schemas(self, as_of: str | None = None, mode: ScanMode = "snapshot") -> list[FileSchema]:
         """For every base file and log data block a scan reads: the instant that wrote it, its
         schema version, and how each table column maps onto its columns (the name-mapped view)."""
-        return file_schemas(build_scan(self._current(), mode=mode, as_of=as_of))
+        return file_schemas(build_scan(self.current(), mode=mode, as_of=as_of))
 
     def schema(self, as_of: str | None = None) -> pa.Schema:
         """Data columns (no meta columns) in table order, as of `as_of` (default: latest).
 
         Each field carries its column id in its metadata (`PARQUET:field_id`), nested fields too.
         """
-        return build_scan(self._current(), as_of=as_of, plan_files=False).data_schema
+        return build_scan(self.current(), as_of=as_of, plan_files=False).data_schema
 
     def scan(
         self,
@@ -166,7 +166,7 @@ class Table:
                 another, so a preview reads little).
         """
         return build_scan(
-            self._current(), mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
+            self.current(), mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
             dictionary_partitions=dictionary_partitions, limit=limit,
         ).reader()
 
@@ -187,7 +187,7 @@ class Table:
         try:
             return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
         except FileGoneError:
-            return self._current(reopen=True).scan(mode, columns, filter, as_of, include_meta, dictionary_partitions,
+            return self.current(reopen=True).scan(mode, columns, filter, as_of, include_meta, dictionary_partitions,
                                                    limit).read_all()
 
     def incremental(
@@ -199,6 +199,6 @@ class Table:
     ) -> pa.Table:
         """Latest values of the records written by commits in (`start`, `end`] (end: latest)."""
         return build_scan(
-            self._current(), mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
+            self.current(), mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
         ).reader().read_all()
 

@@ -46,10 +46,7 @@ def partition_values(partition_path: str, config: TableConfig) -> dict[str, str 
     fields = config.partition_fields
     if not fields or not partition_path:
         return {} if not fields else None
-    types = config.partition_field_types
-    if config.key_generator == "TIMESTAMP" or any(t == "TIMESTAMP" for t in types):
-        return None
-    if config.key_generator == "CUSTOM" and not all(types):  # version 6 does not say which fields are dates
+    if config.spelled_partition_fields != fields:  # dates formatted from a column, or fields of unknown type
         return None
     segments = partition_path.split("/")
     if len(segments) != len(fields):
