@@ -164,25 +164,28 @@ def _chained_murmur(keys: np.ndarray, hashes: int, vector_size: int) -> np.ndarr
         for i in range(left):
             tail ^= (signed[:, i] << (8 * (left - 1 - i))).astype(np.uint32)
         out = np.empty((hashes, count), dtype=np.uint32)
-        h = np.empty(count, dtype=np.uint32)
+        h = np.zeros(count, dtype=np.uint32)  # the seed of each round: the last round's value
+        shifted = np.empty(count, dtype=np.uint32)  # scratch: no array is allocated per pass
         quotient = np.empty(count, dtype=np.uint32)
-        seed = np.zeros(count, dtype=np.uint32)
+        signed, magnitude = h.view(np.int32), shifted
+        key_length = np.uint32(length)
         for round_ in range(hashes):
-            np.bitwise_xor(seed, np.uint32(length), out=h)
+            h ^= key_length
             for block in mixed:
                 h *= _M
                 h ^= block
             if left:
                 h ^= tail
                 h *= _M
-            h ^= h >> np.uint32(13)
+            np.right_shift(h, np.uint32(13), out=shifted)
+            h ^= shifted
             h *= _M
-            h ^= h >> np.uint32(15)
-            seed[:] = h
+            np.right_shift(h, np.uint32(15), out=shifted)
+            h ^= shifted
             # Java's Math.abs(value % size) on the signed value is |value| % size; the absolute
             # value of -2**31 wraps to itself, whose unsigned reading is the right magnitude.
             # (Division by a constant is fast in numpy, remainder is not: a - (a // size) * size.)
-            magnitude = np.abs(h.view(np.int32)).view(np.uint32)
+            np.abs(signed, out=magnitude.view(np.int32))
             np.floor_divide(magnitude, size, out=quotient)
             quotient *= size
             np.subtract(magnitude, quotient, out=out[round_])

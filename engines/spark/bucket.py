@@ -88,12 +88,21 @@ def bucket_ids(record_keys: pa.Array | pa.ChunkedArray, index_fields: Sequence[s
         return np.zeros(0, dtype=np.int32)
     hashes = _string_hashes(keys)  # uint32 String.hashCode of each key
     lists = (np.uint32(31) + hashes).astype(np.uint32)  # List.of(key).hashCode()
-    colon = pc.match_substring(keys, ":").to_numpy(zero_copy_only=False)
-    if colon.any():
+    if _has_byte(keys, b":"):  # composite keys (`name:value,...`) are hashed as Hudi parses them
+        colon = pc.match_substring(keys, ":").to_numpy(zero_copy_only=False)
         for index in np.flatnonzero(colon):
             value = keys[int(index)].as_py()
             lists[index] = np.uint32(java_list_hash(hash_key_values(value, index_fields)) & _MASK32)
     return ((lists & np.uint32(0x7FFFFFFF)) % np.uint32(num_buckets)).astype(np.int32)
+
+
+def _has_byte(keys: pa.StringArray, byte: bytes) -> bool:
+    """Whether any of `keys` holds `byte` (one scan of their bytes)."""
+    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int32, count=len(keys) + 1, offset=keys.offset * 4)
+    data = keys.buffers()[2]
+    if data is None:
+        return False
+    return bool((np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]] == byte[0]).any())
 
 
 def _string_hashes(keys: pa.StringArray) -> np.ndarray:

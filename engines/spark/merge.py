@@ -86,7 +86,7 @@ def merge_records(
                 matched[kept_rows] = False
         updates = int(_member(in_keys, prev_keys.filter(pa.array(matched))).sum()) if matched.any() else 0
         keep_prev &= ~matched
-    merged = pa.concat_tables([previous.filter(pa.array(keep_prev)), incoming.filter(pa.array(keep_in))])
+    merged = pa.concat_tables([_kept(previous, keep_prev), _kept(incoming, keep_in)])
     inserts = int(keep_in.sum()) - updates
     return MergeResult(merged, inserts, updates, deletes)
 
@@ -112,6 +112,11 @@ def outranked(earlier: pa.Table, incoming: pa.Table, fields: tuple[str, ...]) ->
         lost[rows] |= greater & ~decided
         decided |= ~equal
     return lost
+
+
+def _kept(table: pa.Table, keep: np.ndarray) -> pa.Table:
+    """The rows of `table` where `keep` is set (the table itself, not a copy, when all are)."""
+    return table if keep.all() else table.filter(pa.array(keep))
 
 
 def _member(values: pa.Array, value_set: pa.Array) -> np.ndarray:

@@ -87,7 +87,8 @@ def _sorted_groups(
     codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     names = encoded.dictionary.to_pylist()
     group = codes * (int(buckets.max()) + 1) + buckets
-    order = np.argsort(group, kind="stable")
+    # numpy sorts 16-bit integers by radix (one pass), wider ones by merge sort.
+    order = np.argsort(group.astype(np.uint16) if group.max() < 2**16 else group, kind="stable")
     sorted_groups = group[order]
     starts = np.concatenate(([0], np.flatnonzero(np.diff(sorted_groups)) + 1))
     stops = np.concatenate((starts[1:], [len(order)]))

@@ -201,6 +201,8 @@ class _GroupWriter:
         self.handed: dict[tuple[str, int], tuple[str, pa.Table]] = {}  # group -> (spill name, rows)
         self.spill_folder = state_folder(plan.table_path, plan.instant)
         self._scan: object | None = None
+        self._seqnos: pa.Array = pa.array([], pa.string())
+        self._commit_times: pa.Array = pa.array([], pa.string())
         spec = merge_spec_for(plan.config, _merge_schema(self.schema), lambda name: name)
         self.ordering = spec.ordering_fields if spec.mode is MergeMode.EVENT_TIME_ORDERING else ()
 
@@ -291,18 +293,26 @@ class _GroupWriter:
 
     def _meta(self, data: pa.Table, keys: pa.Array, partition: str, file_name: str) -> pa.Table:
         n = data.num_rows
-        instant = self.plan.instant
-        prefix = f"{instant}_{self.task.partition_id}_"
-        index = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
-        seqno = pc.binary_join_element_wise(pa.repeat(pa.scalar(prefix), n), index, "")
+        commit_times, seqnos = self._sequence(n)
         meta = [
-            pa.repeat(pa.scalar(instant), n),
-            seqno,
+            commit_times,
+            seqnos,
             keys.cast(pa.string()),
             pa.repeat(pa.scalar(partition), n),
             pa.repeat(pa.scalar(file_name), n),
         ]
         return pa.Table.from_arrays(meta + list(data.columns), names=list(META_COLUMNS) + data.column_names)
+
+    def _sequence(self, n: int) -> tuple[pa.Array, pa.Array]:
+        """The commit time and sequence numbers (`<instant>_<task>_<row>`, rows counted from 0 in
+        every file group) of `n` records: slices of arrays built once per task."""
+        if n > len(self._seqnos):
+            size = max(n, 2 * len(self._seqnos))
+            prefix = f"{self.plan.instant}_{self.task.partition_id}_"
+            index = pa.array(np.arange(size, dtype=np.int64)).cast(pa.string())
+            self._seqnos = pc.binary_join_element_wise(pa.repeat(pa.scalar(prefix), size), index, "")
+            self._commit_times = pa.repeat(pa.scalar(self.plan.instant), size)
+        return self._commit_times.slice(0, n), self._seqnos.slice(0, n)
 
     def _rewrite_base(self, state: GroupState, committed: FileSlice | None, group: GroupRows,
                       handed: tuple[str, pa.Table] | None) -> tuple[GroupState, str]:
