@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import shim
+from shim.read.request import ScanMode
 
 COLUMNS = ["id", "ts", "city", "fare", "rider", "driver", "distance_km", "passengers"]
 
@@ -43,7 +44,7 @@ def pyarrow_base_files(path: str) -> int:
     return ds.dataset(files, format="parquet").to_table(columns=COLUMNS).num_rows
 
 
-def shim_read(path: str, mode: str) -> int:
+def shim_read(path: str, mode: ScanMode) -> int:
     return shim.open_table(path).read(mode=mode, columns=COLUMNS).num_rows
 
 

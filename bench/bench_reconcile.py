@@ -28,6 +28,7 @@ import numpy as np
 import shim
 from bench.gen_table import make_rows, updated_rows
 from shim.properties import TableType
+from shim.read.request import ScanMode
 from shim.schema import InternalSchema, internal_from_avro, schema_to_json
 from shim.timeline.instant import Action
 from shim.timeline.timeline import Timeline
@@ -94,11 +95,11 @@ def generate(root: str, rows: int, groups: int = 10, updates: float = 0.1) -> tu
     return plain, evolved
 
 
-def _read(path: str, mode: str) -> int:
+def _read(path: str, mode: ScanMode) -> int:
     return shim.open_table(path, merge_cache_bytes=0).read(mode=mode).num_rows
 
 
-def best_of_interleaved(repeat: int, paths: tuple[str, str], mode: str) -> list[tuple[float, int]]:
+def best_of_interleaved(repeat: int, paths: tuple[str, str], mode: ScanMode) -> list[tuple[float, int]]:
     """Best time and row count per path, the two paths read alternately so machine noise hits both."""
     best = [(float("inf"), 0), (float("inf"), 0)]
     for _ in range(repeat):

@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TypeVar
 
@@ -107,7 +107,7 @@ def write_plain_copy(table_path: str, plain_path: str) -> None:
     pq.write_to_dataset(snapshot, plain_path, partition_cols=["city"])
 
 
-def interleaved(repeat: int, runs: dict[str, Callable[[], T]]) -> dict[str, tuple[float, float, T]]:
+def interleaved(repeat: int, runs: Mapping[str, Callable[[], T]]) -> dict[str, tuple[float, float, T]]:
     """Each run's fastest and median time over `repeat` rounds, and its last result.
 
     Every round runs each contender once, in turn, so the machine's changing speed (it may be

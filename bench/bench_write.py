@@ -10,6 +10,9 @@ Ratios are plain-Parquet time / hudi_shim time (>= 0.5 means at most twice as sl
 a Python data source that only receives the rows (the floor for any writer in Python).
 `--log-block-format parquet` writes merge-on-read changes as Parquet data blocks (Avro by default).
 `--no-bloom-filter` leaves Hudi's record-key bloom filter out of base files.
+The session is set up by `engines.spark.register` (Spark's Arrow hand-over to Python without a
+per-batch byte limit, which costs more than the rows' conversion); `--spark-arrow-defaults` keeps
+Spark's default instead. Plain Parquet writes do not use Arrow: the setting does not change them.
 `--repartition` first shuffles the rows by bucket (engines.spark.repartition_by_bucket); the
 shuffle is timed as part of the hudi_shim write.
 """
@@ -138,12 +141,21 @@ def main() -> None:
     parser.add_argument("--log-block-format", choices=["avro", "parquet"], default="avro")
     parser.add_argument("--no-bloom-filter", action="store_true",
                         help="hoodie.parquet.bloom.filter.enabled=false (no record-key bloom filter in base files)")
+    parser.add_argument("--spark-arrow-defaults", action="store_true",
+                        help="Spark's default Arrow batching (a 64 MiB byte limit checked after every row)")
     args = parser.parse_args()
 
     import engines.spark
 
     spark = spark_session()
-    spark.dataSource.register(engines.spark.HudiShimDataSource)
+    if args.spark_arrow_defaults:
+        spark.dataSource.register(engines.spark.HudiShimDataSource)
+        from engines.spark.session import ARROW_TRANSFER_CONF
+
+        for key in ARROW_TRANSFER_CONF:
+            spark.conf.unset(key)
+    else:
+        engines.spark.register(spark)
     base, updates = frames(spark, args.rows)
     root = tempfile.mkdtemp(prefix="bench-write-")
     try:
@@ -154,7 +166,8 @@ def main() -> None:
                            for _ in range(args.repeat))
         print(f"rows {args.rows:,} in {base.rdd.getNumPartitions()} Spark partitions, updates {updates.count():,}, "
               f"buckets {args.buckets}, repartition by bucket: {args.repartition}, "
-              f"bloom filter: {not args.no_bloom_filter}, log blocks: {args.log_block_format}")
+              f"bloom filter: {not args.no_bloom_filter}, log blocks: {args.log_block_format}, "
+              f"Arrow batching: {'Spark defaults' if args.spark_arrow_defaults else 'engines.spark.register'}")
         spark.dataSource.register(counting_source())
         base.write.format("bench_count_rows").mode("append").save()
         receive = min(timed(lambda: base.write.format("bench_count_rows").mode("append").save())

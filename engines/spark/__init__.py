@@ -1,7 +1,8 @@
 """PySpark engine: write Hudi tables (base and log files, DDL, compaction) and read them through the shim.
 
     import engines.spark
-    spark.dataSource.register(engines.spark.HudiShimDataSource)
+    engines.spark.register(spark)  # = spark.dataSource.register(engines.spark.HudiShimDataSource)
+                                   #   + Spark's Arrow hand-over to Python without its per-row cost
     df.write.format("hudi_shim").mode("append").option("hoodie.table.name", "trips")...save(path)
     engines.spark.alter_table(path).add_column("tip", "double", after="fare")
     engines.spark.compact(path, spark)
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from engines.spark.datasource import HudiShimDataSource
     from engines.spark.ddl import AlterTable, alter_table
     from engines.spark.repartition import repartition_by_bucket, with_bucket_id
-    from engines.spark.session import local_session
+    from engines.spark.session import local_session, register
 
 _LAZY = {
     "HudiShimDataSource": "engines.spark.datasource",
@@ -41,6 +42,7 @@ _LAZY = {
     "repartition_by_bucket": "engines.spark.repartition",
     "with_bucket_id": "engines.spark.repartition",
     "local_session": "engines.spark.session",
+    "register": "engines.spark.session",
 }
 
 
@@ -60,5 +62,5 @@ def __getattr__(name: str) -> Any:
         raise
 
 
-__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "archive", "clean", "compact", "local_session", "repartition_by_bucket",
-           "schedule_compaction", "with_bucket_id"]
+__all__ = ["AlterTable", "HudiShimDataSource", "alter_table", "archive", "clean", "compact", "local_session", "register",
+           "repartition_by_bucket", "schedule_compaction", "with_bucket_id"]

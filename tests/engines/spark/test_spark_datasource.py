@@ -229,3 +229,25 @@ def test_delete_partition_through_the_data_source(spark, tmp_path):
     assert {r["region"] for r in shim_rows(path)} == {"ny"} and len(shim_rows(path)) == 20
     assert {r["region"] for r in spark_rows(spark.read.format("hudi_shim").load(path))} == {"ny"}
     assert shim.open_table(path).timeline()[-1].action.value == "replacecommit"
+
+
+def test_register_lifts_sparks_arrow_byte_limit_unless_the_session_set_one(spark, tmp_path):
+    from engines.spark import register
+    from engines.spark.session import ARROW_TRANSFER_CONF
+
+    (key, lifted), = ARROW_TRANSFER_CONF.items()
+    try:
+        spark.conf.unset(key)
+        register(spark)
+        assert spark.conf.get(key) == lifted == str(2**31 - 1)
+        spark.conf.set(key, "1024")  # the session's own choice stays: tiny batches, still right rows
+        register(spark)
+        assert spark.conf.get(key) == "1024"
+        path = str(tmp_path / "t")
+        trips(spark, 0, 500).write.format("hudi_shim").mode("append").options(**options("MERGE_ON_READ")).save(path)
+        trips(spark, 400, 600, fare="-1.0d").write.format("hudi_shim").mode("append").option(
+            "hoodie.datasource.write.operation", "upsert").save(path)
+        assert {r["id"]: r["fare"] for r in shim_rows(path)} == {
+            f"k{i}": (-1.0 if i >= 400 else float(i)) for i in range(600)}
+    finally:
+        spark.conf.set(key, lifted)
