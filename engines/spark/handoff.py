@@ -9,11 +9,21 @@ hand-over is still pending, taking in every pending hand-over at once; a group w
 another task took in is done. Rows handed over after a group's base file was written are merged
 by one more rewrite, as without hand-over. The files live in the marker folder, which the commit
 (or the rollback of a failed write) removes.
+
+Tasks running at once meet before writing (`HandOverTurn`): each holds a lock of its own from the
+moment it starts receiving rows until its hand-over is done, and writes only once it can take
+every other such lock in turn. So a task that got its rows first does not write file groups that
+a task still preparing would then have to rewrite. Waiting never changes what is written, only
+who writes it; a task that dies releases its lock with its process; tasks starting later (a
+second wave of Spark tasks) meet groups already written and merge by rewriting.
 """
 
 from __future__ import annotations
 
+import fcntl
+import glob
 import os
+from typing import IO, Self
 
 import pyarrow as pa
 
@@ -40,3 +50,38 @@ def read_spill(folder: str, name: str) -> pa.Table:
     """The rows of a hand-over file (memory-mapped, no copy)."""
     with pa.memory_map(os.path.join(folder, name)) as source:
         return pa.ipc.open_file(source).read_all()
+
+
+class HandOverTurn:
+    """This task's place in the meeting of tasks that hand over rows to each other (see above)."""
+
+    def __init__(self, folder: str, partition_id: int) -> None:
+        self.folder = os.path.join(folder, "tasks")
+        self.own = os.path.join(self.folder, f"p{partition_id}.lock")
+        self._handle: IO[bytes] | None = None
+
+    def __enter__(self) -> Self:
+        """Announce that this task is preparing rows to hand over."""
+        os.makedirs(self.folder, exist_ok=True)
+        self._handle = open(self.own, "a+b")
+        fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
+        return self
+
+    def handed_over(self) -> None:
+        """This task's rows are handed over (or it has none to hand): release its lock."""
+        if self._handle is not None:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
+
+    def wait_for_others(self) -> None:
+        """Wait until every other task that announced itself has handed over its rows."""
+        for path in sorted(glob.glob(os.path.join(self.folder, "p*.lock"))):
+            if path == self.own:
+                continue
+            with open(path, "rb") as other:
+                fcntl.flock(other.fileno(), fcntl.LOCK_SH)  # returns once that task has handed over
+                fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+
+    def __exit__(self, *exc: object) -> None:
+        self.handed_over()

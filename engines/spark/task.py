@@ -34,7 +34,7 @@ from engines.spark.group_state import (
     state_folder,
     try_locked_group,
 )
-from engines.spark.handoff import read_spill, spill_name, write_spill
+from engines.spark.handoff import HandOverTurn, read_spill, spill_name, write_spill
 from engines.spark.job import WritePlan
 from engines.spark.merge import RECORD_KEY, merge_records, outranked
 from engines.spark.options import Operation
@@ -116,15 +116,18 @@ class KeepAlive:
 def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInfo | None = None) -> TaskReport:
     """Write one task's rows. Raises WriteError when the instant was rolled back meanwhile."""
     task = task or TaskInfo()
-    collected = [b for b in batches if b.num_rows]
-    if not collected:
-        return TaskReport(task.partition_id, 0, 0, ())
-    ensure_pending(plan.txn, plan.config)
-    with KeepAlive(plan.table_path, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
-        work = TaskWrite(plan, collected, task)
-        work.hand_over()
-        report = work.write()
+    with HandOverTurn(state_folder(plan.table_path, plan.instant), task.partition_id) as turn:
+        collected = [b for b in batches if b.num_rows]
+        if not collected:
+            return TaskReport(task.partition_id, 0, 0, ())
         ensure_pending(plan.txn, plan.config)
+        with KeepAlive(plan.table_path, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
+            work = TaskWrite(plan, collected, task)
+            work.hand_over()
+            turn.handed_over()
+            turn.wait_for_others()
+            report = work.write()
+            ensure_pending(plan.txn, plan.config)
     return report
 
 

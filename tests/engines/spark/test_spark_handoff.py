@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
 import pyarrow as pa
 import pytest
 from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 from engines.spark.bucket import bucket_of_key
-from engines.spark.group_state import locked_group
+from engines.spark.group_state import locked_group, state_folder
+from engines.spark.handoff import HandOverTurn
 from engines.spark.job import commit_write, plan_write
-from engines.spark.task import TaskInfo, TaskReport, TaskWrite
+from engines.spark.task import TaskInfo, TaskReport, TaskWrite, write_task
 
 COLUMNS = ["id", "ts", "region", "fare"]
 REGION = {"hoodie.datasource.write.partitionpath.field": "region"}
@@ -151,3 +159,46 @@ def test_rows_of_a_group_being_written_are_written_later_by_their_own_task(tmp_p
     commit_write(plan)
     assert [r["id"] for r in shim_rows(path)] == [f"k{i}" for i in range(6)]
     assert len(data_files(path)) == 1
+
+
+def _delayed(batches: list[pa.RecordBatch], delay_s: float) -> Iterator[pa.RecordBatch]:
+    time.sleep(delay_s)  # as a task whose rows arrive later than another's
+    yield from batches
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_task_with_its_rows_first_waits_for_a_running_task_to_hand_over_before_writing(tmp_path, table_type):
+    path = tmp_path / "t"
+    plan = plan_write(str(path), {**BASE_OPTIONS, **REGION, "hoodie.datasource.write.table.type": table_type}, SCHEMA)
+    rows = trips(range(40))
+    early, late = pa.Table.from_pylist(rows[:20], schema=SCHEMA), pa.Table.from_pylist(rows[20:], schema=SCHEMA)
+    assert groups_of(rows[:20]) == groups_of(rows[20:])  # every group gets rows of both tasks
+    reports: dict[int, TaskReport] = {}
+    slow = threading.Thread(target=lambda: reports.setdefault(1, write_task(
+        plan, _delayed(late.to_batches(), 0.5), TaskInfo(1, 9, 901))))
+    slow.start()
+    turn = os.path.join(state_folder(str(path), plan.instant), "tasks", "p1.lock")
+    while not os.path.exists(turn):  # the slow task has announced itself before its rows arrive
+        time.sleep(0.005)
+    reports[0] = write_task(plan, early.to_batches(), TaskInfo(0, 9, 900))
+    slow.join()
+    commit_write(plan)
+    written = [name for report in reports.values() for name in report.files]
+    assert len(written) == len(set(written)) == len(groups_of(rows))  # no group rewritten by the late task
+    expected = sorted(rows, key=lambda r: r["id"])
+    assert shim_rows(path, columns=COLUMNS) == expected
+    assert hudi_rs_rows(path, COLUMNS) == expected
+
+
+def test_a_task_that_died_before_handing_over_does_not_hold_up_the_others(tmp_path):
+    folder = str(tmp_path / "state")
+    code = ("import os, sys; sys.path.insert(0, os.getcwd()); from engines.spark.handoff import HandOverTurn; "
+            f"HandOverTurn({folder!r}, 3).__enter__(); os._exit(1)")  # announced, then killed
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 1
+    assert os.path.exists(os.path.join(folder, "tasks", "p3.lock"))
+    with HandOverTurn(folder, 0) as turn:
+        turn.handed_over()
+        waiter = threading.Thread(target=turn.wait_for_others, daemon=True)
+        waiter.start()
+        waiter.join(timeout=10)
+        assert not waiter.is_alive()
