@@ -38,6 +38,7 @@ class GroupState:
     base: FileWrite | None = None
     logs: tuple[FileWrite, ...] = field(default=())
     spills: tuple[str, ...] = field(default=())  # handed-over rows not yet in a base file (`handoff`)
+    rewrites: int = 0  # times a base file this commit wrote was rewritten to take in more rows
 
     @property
     def writes(self) -> tuple[FileWrite, ...]:
@@ -51,6 +52,7 @@ class GroupState:
             "base": dataclasses.asdict(self.base) if self.base is not None else None,
             "logs": [dataclasses.asdict(log) for log in self.logs],
             "spills": list(self.spills),
+            "rewrites": self.rewrites,
         })
 
     @classmethod
@@ -63,6 +65,7 @@ class GroupState:
             FileWrite(**raw["base"]) if raw.get("base") else None,
             tuple(FileWrite(**log) for log in raw.get("logs") or ()),
             tuple(raw.get("spills") or ()),
+            int(raw.get("rewrites") or 0),
         )
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import json
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from engines.spark.group_state import all_replaced, all_states, remove_unlisted_files
+from engines.spark.group_state import GroupState, all_replaced, all_states, remove_unlisted_files
 from engines.spark.options import NUM_BUCKETS, Operation, WriteOptions
 from engines.spark.txn import Transaction, abandon, begin, complete, ensure_pending
 from shim import storage
@@ -33,6 +34,8 @@ from shim.write.data_files import avro_record_schema
 from shim.write.schema_history import latest_history_text, persist_history, plan_schema_commit
 from shim.write.table_init import TableSpec, create_table
 from shim.write.write_schema import data_arrow_schema, evolve_for_write, initial_schema
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +215,7 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     ensure_pending(plan.txn, plan.config)
     states = all_states(plan.table_path, plan.instant)
     remove_unlisted_files(plan.table_path, plan.instant, states)
+    _warn_of_rewrites(plan, states)
     writes = tuple(w for state in states for w in state.writes)
     new_ids = {(s.partition_path, s.file_id) for s in states}
     replaced: dict[str, tuple[str, ...]] = {}
@@ -238,6 +242,19 @@ def commit_write(plan: WritePlan) -> CommitRecord:
 
         archive_after_commit(plan.table_path, plan.config, plan.options.archive, plan.instant)
     return record
+
+
+def _warn_of_rewrites(plan: WritePlan, states: list[GroupState]) -> None:
+    """Say so when tasks rewrote base files that earlier tasks of this write had written: the rows
+    of a file group came in Spark tasks that did not run at once (more partitions than Spark runs
+    together), and each later one rewrote the file to take in its rows."""
+    rewrites = sum(state.rewrites for state in states)
+    if rewrites:
+        log.warning(
+            "hudi_shim write %s: %d base file(s) written by this write were rewritten %d time(s) to take in "
+            "rows of Spark tasks that ran later; with more DataFrame partitions than Spark runs at once, "
+            "repartition by bucket first (engines.spark.repartition_by_bucket(df, options)) so that each "
+            "file group is written once", plan.instant, sum(1 for state in states if state.rewrites), rewrites)
 
 
 def commit_extra_metadata(plan: WritePlan) -> dict[str, str]:

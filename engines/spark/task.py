@@ -370,7 +370,8 @@ class _GroupWriter:
             num_updates=(before.num_updates if before else 0) + updates,
             num_deletes=(before.num_deletes if before else 0) + deletes,
         )
-        return dataclasses.replace(state, base=stat, spills=()), name
+        rewrites = state.rewrites + (before is not None)
+        return dataclasses.replace(state, base=stat, spills=(), rewrites=rewrites), name
 
     def _read_committed(self, committed: FileSlice) -> pa.Table:
         if self._scan is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -202,3 +203,17 @@ def test_a_task_that_died_before_handing_over_does_not_hold_up_the_others(tmp_pa
         waiter.start()
         waiter.join(timeout=10)
         assert not waiter.is_alive()
+
+
+def test_tasks_that_ran_one_after_another_are_told_to_repartition_by_bucket(tmp_path, caplog):
+    rows = trips(range(40))
+    with caplog.at_level(logging.WARNING, logger="engines.spark.job"):
+        write(tmp_path / "together", rows, tasks=3, together=True, **REGION)
+        assert caplog.records == []
+        instant = write(tmp_path / "waves", rows, tasks=3, **REGION)  # as three waves of Spark tasks
+    groups = len(groups_of(rows))
+    (record,) = caplog.records
+    assert record.getMessage().startswith(
+        f"hudi_shim write {instant}: {groups} base file(s) written by this write were rewritten {2 * groups} time(s)")
+    assert "engines.spark.repartition_by_bucket(df, options)" in record.getMessage()
+    assert shim_rows(tmp_path / "waves", columns=COLUMNS) == sorted(rows, key=lambda r: r["id"])
