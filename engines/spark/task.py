@@ -6,8 +6,10 @@ merged with the batch), existing merge-on-read groups get a new log file (an Avr
 and/or a version-3 delete block). Rows bound for base files are first handed over (`handoff`), so
 that the task reaching a group first writes the rows of every task at once. Each task logs its own
 rows of a merge-on-read group, less those that lose to a version of their key another task of the
-write logged before (keys and ordering values are set aside with every log for this). Every
-file's marker is created before the file.
+write logged before (keys and ordering values are set aside with every log for this). Rows of a
+new merge-on-read group reaching it after this write gave it a base file (tasks of a later wave)
+go into a log file on that base file, not a rewrite. Every file's marker is created before the
+file.
 """
 
 from __future__ import annotations
@@ -287,6 +289,8 @@ class _GroupWriter:
                 return True, None  # another task wrote these rows into the base file
             if plan.is_mor and committed is not None and state.base is None:
                 state, name = self._append_log(state, committed, group)
+            elif plan.is_mor and state.base is not None:
+                state, name = self._log_on_new_base(state, group, handed)
             elif group.data.num_rows or state.base is not None or committed is not None:
                 state, name = self._rewrite_base(state, committed, group, handed)
             else:
@@ -386,19 +390,62 @@ class _GroupWriter:
         )
 
     def _append_log(self, state: GroupState, committed: FileSlice, group: GroupRows) -> tuple[GroupState, str | None]:
+        """This task's rows of a merge-on-read file group committed before: a log file on its slice."""
+        base_instant = self.plan.pending_compactions.get((state.partition_path, state.file_id), committed.base_instant)
+        data, keys = self._precombined_with_earlier_logs(state, group)
+        records = self._meta(data, keys, state.partition_path, state.file_id)
+        base_file = committed.base_file.name if committed.base_file is not None else None
+        return self._write_log(state, base_instant, base_file, records, group)
+
+    def _log_on_new_base(self, state: GroupState, group: GroupRows,
+                         handed: tuple[str, pa.Table] | None) -> tuple[GroupState, str | None]:
+        """Rows reaching a merge-on-read file group after this write gave it a base file (from tasks
+        that ran later): every pending hand-over and this task's rows go into a log file on that
+        base file, as Hudi's append handle writes them, instead of a rewrite of the base file.
+        Under pre-combine, rows losing to the version of their key in the base file or in an
+        earlier log of this write are left out."""
+        base = state.base
+        assert base is not None
+        plan = self.plan
+        pending = [handed[1] if handed and spill == handed[0] else read_spill(self.spill_folder, spill)
+                   for spill in state.spills]
+        if handed is None and group.data.num_rows:
+            pending.append(self._meta(group.data, group.keys, state.partition_path, ""))
+        combine = (plan.instant, plan.options.ordering_fields) if plan.options.combine else None
+        no_keys = group.delete_keys.slice(0, 0)
+        records: pa.Table | None = None
+        for incoming in pending:
+            records = merge_records(records, incoming, no_keys, self.ordering, batch=combine).table
+        fields = self._precombine_fields()
+        if records is not None and records.num_rows and fields:
+            base_path = join(plan.table_path, state.partition_path, base.file_name)
+            earlier = [pq.read_table(base_path, columns=[RECORD_KEY, *fields])]
+            earlier += [read_spill(self.spill_folder, _logged_keys_name(log.file_name)) for log in state.logs
+                        if log.num_writes]
+            lost = outranked(pa.concat_tables(earlier, promote_options="permissive"), records, fields)
+            records = records.filter(pa.array(~lost))
+        if records is None:
+            records = self._meta(group.data.slice(0, 0), group.keys.slice(0, 0), state.partition_path, "")
+        names = pa.repeat(pa.scalar(state.file_id), records.num_rows)  # log records name their file group
+        records = records.set_column(records.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", names)
+        state = dataclasses.replace(state, spills=())
+        return self._write_log(state, plan.instant, base.file_name, records, group)
+
+    def _write_log(self, state: GroupState, base_instant: str, base_file: str | None, records: pa.Table,
+                   group: GroupRows) -> tuple[GroupState, str | None]:
+        """A log file of the file slice with base instant `base_instant`: a data block of `records`
+        (meta columns filled) and a delete block of the group's deletes."""
         plan = self.plan
         partition = state.partition_path
-        base_instant = plan.pending_compactions.get((partition, state.file_id), committed.base_instant)
         folder = join(plan.table_path, partition)
-        data, keys = self._precombined_with_earlier_logs(state, group)
-        if not data.num_rows and not len(group.delete_keys):
-            return state, None  # every row lost to a newer version another task of this write logged
+        if not records.num_rows and not len(group.delete_keys):
+            return state, None  # every row lost to a newer version another task of this write wrote
         ensure_partition_metafile(plan.table_path, partition, plan.instant)
         version = next_log_version(folder, state.file_id, base_instant)
         name = log_file_name(state.file_id, base_instant, version, self.task.write_token)
         blocks = []
-        if data.num_rows:  # log records name their file group, as Hudi's append handle writes them
-            blocks.append(self._data_block(self._meta(data, keys, partition, state.file_id)))
+        if records.num_rows:
+            blocks.append(self._data_block(records))
         if len(group.delete_keys):
             keys = group.delete_keys.to_pylist()
             blocks.append(encode_delete_block(
@@ -408,18 +455,18 @@ class _GroupWriter:
         path = os.path.join(folder, name)
         write_log_file(path, blocks)
         fields = self._precombine_fields()
-        if data.num_rows and fields:  # for tasks logging rows of this group later (see below)
-            write_spill(self.spill_folder, _logged_keys_name(name), _keys_and_ordering(keys, data, fields))
+        if records.num_rows and fields:  # for tasks logging rows of this group later (see below)
+            write_spill(self.spill_folder, _logged_keys_name(name), records.select([RECORD_KEY, *fields]))
         stat = FileWrite(
             partition_path=partition,
             file_id=state.file_id,
             file_name=name,
-            num_writes=data.num_rows,
-            num_updates=data.num_rows,
+            num_writes=records.num_rows,
+            num_updates=records.num_rows,
             num_deletes=len(group.delete_keys),
             file_size=os.path.getsize(path),
             prev_commit=base_instant,
-            base_file=committed.base_file.name if committed.base_file is not None else None,
+            base_file=base_file,
             log_version=version,
         )
         return dataclasses.replace(state, logs=state.logs + (stat,)), name

@@ -14,7 +14,9 @@ import pyarrow as pa
 import pytest
 from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
+import shim
 from engines.spark.bucket import bucket_of_key
+from engines.spark.compaction import compact
 from engines.spark.group_state import locked_group, state_folder
 from engines.spark.handoff import HandOverTurn
 from engines.spark.job import commit_write, plan_write
@@ -217,3 +219,41 @@ def test_tasks_that_ran_one_after_another_are_told_to_repartition_by_bucket(tmp_
         f"hudi_shim write {instant}: {groups} base file(s) written by this write were rewritten {2 * groups} time(s)")
     assert "engines.spark.repartition_by_bucket(df, options)" in record.getMessage()
     assert shim_rows(tmp_path / "waves", columns=COLUMNS) == sorted(rows, key=lambda r: r["id"])
+
+
+@pytest.mark.parametrize("operation", ["insert", "upsert"])
+def test_merge_on_read_rows_of_later_task_waves_go_to_log_files_on_the_new_base_files(tmp_path, caplog, operation):
+    path = tmp_path / "t"
+    mor = {**REGION, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+           "hoodie.datasource.write.operation": operation}
+    rows = trips(range(40))
+    with caplog.at_level(logging.WARNING, logger="engines.spark.job"):
+        write(path, rows, tasks=3, **mor)  # as three waves of Spark tasks: the first writes the base files
+    assert caplog.records == []  # nothing rewritten
+    files = data_files(path)
+    bases = [f for f in files if f.endswith(".parquet")]
+    logs = [f for f in files if ".log." in f]
+    assert len(bases) == len({f.split("/")[-1][:8] + f.split("/")[0] for f in bases}) == len(groups_of(rows))
+    assert len(logs) == 2 * len(groups_of(rows))  # one per later task and file group
+    instant = shim.open_table(str(path)).timeline()[-1].requested_time
+    assert all(f"_{instant}.log." in f.split("/")[-1] for f in logs)  # on the base files of this write
+    expected = sorted(rows, key=lambda r: r["id"])
+    assert shim_rows(path, columns=COLUMNS) == expected
+    assert hudi_rs_rows(path, COLUMNS) == expected
+    assert shim.open_table(str(path)).read(mode="read_optimized").num_rows == len(trips(range(0, 40, 3)))
+    assert compact(str(path)) is not None  # the logs merge into new base files
+    assert shim.open_table(str(path)).read(mode="read_optimized").num_rows == len(rows)
+    assert shim_rows(path, columns=COLUMNS) == expected == hudi_rs_rows(path, COLUMNS)
+
+
+@pytest.mark.parametrize("order", [(5, 3, 4), (3, 5, 4), (4, 3, 5)])
+def test_one_key_in_three_task_waves_of_a_merge_on_read_upsert_keeps_the_greatest_ordering_value(tmp_path, order):
+    path = tmp_path / "t"
+    mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.operation": "upsert"}
+    rows = [{"id": "a", "ts": ts, "region": "x", "fare": float(ts)} for ts in order]
+    rows += [{"id": f"k{i}", "ts": 1, "region": "x", "fare": 1.0} for i in range(6)]
+    reports: list[TaskReport] = []
+    write(path, rows, tasks=3, reports=reports, **mor)
+    got = {r["id"]: (r["ts"], r["fare"]) for r in shim_rows(path)}
+    assert got["a"] == (5, 5.0) and len(got) == 7
+    assert {r["id"]: r["fare"] for r in hudi_rs_rows(path, COLUMNS)} == {k: v[1] for k, v in got.items()}
