@@ -49,8 +49,8 @@ class GroupState:
             "partition_path": self.partition_path,
             "bucket": self.bucket,
             "file_id": self.file_id,
-            "base": dataclasses.asdict(self.base) if self.base is not None else None,
-            "logs": [dataclasses.asdict(log) for log in self.logs],
+            "base": _fields(self.base) if self.base is not None else None,
+            "logs": [_fields(log) for log in self.logs],
             "spills": list(self.spills),
             "rewrites": self.rewrites,
         })
@@ -67,6 +67,14 @@ class GroupState:
             tuple(raw.get("spills") or ()),
             int(raw.get("rewrites") or 0),
         )
+
+
+def _fields(write: FileWrite) -> dict[str, object]:
+    """The fields of a (flat) FileWrite, without `dataclasses.asdict`'s deep copies."""
+    return {name: getattr(write, name) for name in _FILE_WRITE_FIELDS}
+
+
+_FILE_WRITE_FIELDS = tuple(f.name for f in dataclasses.fields(FileWrite))
 
 
 def state_folder(table_path: str, instant: str) -> str:

@@ -206,10 +206,12 @@ def _bloom_filter(keys: pa.ChunkedArray, extending: tuple[str, pa.Array] | None)
 
 def next_log_version(folder: str, file_id: str, base_instant: str) -> int:
     """1 + the highest log version of (file group, base instant) in `folder`."""
+    prefix = f".{file_id}_{base_instant}.log."  # names of other slices are not parsed
     versions = [
         log.version
         for name in list_names(folder)
-        if (log := parse_log_file(name, "")) and log.file_id == file_id and log.instant_time == base_instant
+        if name.startswith(prefix) and (log := parse_log_file(name, ""))
+        and log.file_id == file_id and log.instant_time == base_instant
     ]
     return max(versions, default=0) + 1
 
