@@ -7,15 +7,16 @@ filled, file name left blank) in the commit's state folder, listed in the group'
 (`GroupState.spills`). Then, taking the groups in an order of its own, it writes each group whose
 hand-over is still pending, taking in every pending hand-over at once; a group whose hand-over
 another task took in is done. Rows handed over after a group's base file was written are merged
-by one more rewrite, as without hand-over. The files live in the marker folder, which the commit
+by one more rewrite (copy-on-write) or logged onto it (merge-on-read). The files live in the marker folder, which the commit
 (or the rollback of a failed write) removes.
 
 Tasks running at once meet before writing (`HandOverTurn`): each holds a lock of its own from the
 moment it starts receiving rows until its hand-over is done, and writes only once it can take
-every other such lock in turn. So a task that got its rows first does not write file groups that
-a task still preparing would then have to rewrite. Waiting never changes what is written, only
-who writes it; a task that dies releases its lock with its process; tasks starting later (a
-second wave of Spark tasks) meet groups already written and merge by rewriting.
+every other such lock in turn, or has waited as long as its own hand-over took (at least a
+second). So a task that got its rows first does not write file groups that a task still
+preparing would then have to rewrite (or, merge-on-read, log onto). Waiting never changes what is
+written, only who writes it; a task that dies releases its lock with its process; tasks starting
+later (a second wave of Spark tasks) meet groups already written.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import glob
 import os
+import time
 from typing import IO, Self
 
 import pyarrow as pa
@@ -59,12 +61,14 @@ class HandOverTurn:
         self.folder = os.path.join(folder, "tasks")
         self.own = os.path.join(self.folder, f"p{partition_id}.lock")
         self._handle: IO[bytes] | None = None
+        self._started = time.monotonic()
 
     def __enter__(self) -> Self:
         """Announce that this task is preparing rows to hand over."""
         os.makedirs(self.folder, exist_ok=True)
         self._handle = open(self.own, "a+b")
         fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
+        self._started = time.monotonic()
         return self
 
     def handed_over(self) -> None:
@@ -74,14 +78,25 @@ class HandOverTurn:
             self._handle.close()
             self._handle = None
 
-    def wait_for_others(self) -> None:
-        """Wait until every other task that announced itself has handed over its rows."""
+    def wait_for_others(self, at_least_s: float = 1.0) -> None:
+        """Wait until every other task that announced itself has handed over its rows, but no
+        longer than this task took to hand over its own (or `at_least_s`): a task whose rows come
+        much later (skew, a slow upstream) is not waited for, its slot not held idle."""
+        deadline = time.monotonic() + max(at_least_s, time.monotonic() - self._started)
         for path in sorted(glob.glob(os.path.join(self.folder, "p*.lock"))):
             if path == self.own:
                 continue
             with open(path, "rb") as other:
-                fcntl.flock(other.fileno(), fcntl.LOCK_SH)  # returns once that task has handed over
-                fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+                while True:
+                    try:
+                        fcntl.flock(other.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # that task has handed over
+                    except BlockingIOError:
+                        if time.monotonic() >= deadline:
+                            return
+                        time.sleep(0.002)
+                        continue
+                    fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+                    break
 
     def __exit__(self, *exc: object) -> None:
         self.handed_over()

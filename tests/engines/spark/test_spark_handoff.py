@@ -257,3 +257,14 @@ def test_one_key_in_three_task_waves_of_a_merge_on_read_upsert_keeps_the_greates
     got = {r["id"]: (r["ts"], r["fare"]) for r in shim_rows(path)}
     assert got["a"] == (5, 5.0) and len(got) == 7
     assert {r["id"]: r["fare"] for r in hudi_rs_rows(path, COLUMNS)} == {k: v[1] for k, v in got.items()}
+
+
+def test_a_task_stops_waiting_for_a_much_slower_one_after_as_long_as_its_own_hand_over_took(tmp_path):
+    folder = str(tmp_path / "state")
+    with HandOverTurn(folder, 1):  # a task still receiving its rows for as long as this test runs
+        with HandOverTurn(folder, 0) as turn:
+            turn.handed_over()
+            start = time.monotonic()
+            turn.wait_for_others(at_least_s=0.3)
+            waited = time.monotonic() - start
+    assert 0.3 <= waited < 5
