@@ -7,8 +7,8 @@ filled, file name left blank) in the commit's state folder, listed in the group'
 (`GroupState.spills`). Then, taking the groups in an order of its own, it writes each group whose
 hand-over is still pending, taking in every pending hand-over at once; a group whose hand-over
 another task took in is done. Rows handed over after a group's base file was written are merged
-by one more rewrite (copy-on-write) or logged onto it (merge-on-read). The files live in the marker folder, which the commit
-(or the rollback of a failed write) removes.
+by one more rewrite (copy-on-write) or logged onto it (merge-on-read). The files live in the
+marker folder, which the commit (or the rollback of a failed write) removes.
 
 Tasks running at once meet before writing (`HandOverTurn`): each holds a lock of its own from the
 moment it starts receiving rows until its hand-over is done, and writes only once it can take
@@ -84,19 +84,23 @@ class HandOverTurn:
         much later (skew, a slow upstream) is not waited for, its slot not held idle."""
         deadline = time.monotonic() + max(at_least_s, time.monotonic() - self._started)
         for path in sorted(glob.glob(os.path.join(self.folder, "p*.lock"))):
-            if path == self.own:
-                continue
-            with open(path, "rb") as other:
-                while True:
-                    try:
-                        fcntl.flock(other.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # that task has handed over
-                    except BlockingIOError:
-                        if time.monotonic() >= deadline:
-                            return
-                        time.sleep(0.002)
-                        continue
-                    fcntl.flock(other.fileno(), fcntl.LOCK_UN)
-                    break
+            if path != self.own and not _released_before(path, deadline):
+                return
 
     def __exit__(self, *exc: object) -> None:
         self.handed_over()
+
+
+def _released_before(lock_path: str, deadline: float) -> bool:
+    """Whether the lock on `lock_path` is (or comes) free before `deadline` (monotonic time)."""
+    with open(lock_path, "rb") as handle:
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.002)
+            else:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                return True

@@ -409,23 +409,20 @@ class _GroupWriter:
         plan = self.plan
         pending = [handed[1] if handed and spill == handed[0] else read_spill(self.spill_folder, spill)
                    for spill in state.spills]
-        if handed is None and group.data.num_rows:
+        if handed is None:  # this task did not hand its rows over: they are not among the above
             pending.append(self._meta(group.data, group.keys, state.partition_path, ""))
         combine = (plan.instant, plan.options.ordering_fields) if plan.options.combine else None
         no_keys = group.delete_keys.slice(0, 0)
         records: pa.Table | None = None
         for incoming in pending:
             records = merge_records(records, incoming, no_keys, self.ordering, batch=combine).table
+        assert records is not None
         fields = self._precombine_fields()
-        if records is not None and records.num_rows and fields:
+        if records.num_rows and fields:
             base_path = join(plan.table_path, state.partition_path, base.file_name)
-            earlier = [pq.read_table(base_path, columns=[RECORD_KEY, *fields])]
-            earlier += [read_spill(self.spill_folder, _logged_keys_name(log.file_name)) for log in state.logs
-                        if log.num_writes]
+            earlier = [pq.read_table(base_path, columns=[RECORD_KEY, *fields]), *self._logged_versions(state)]
             lost = outranked(pa.concat_tables(earlier, promote_options="permissive"), records, fields)
             records = records.filter(pa.array(~lost))
-        if records is None:
-            records = self._meta(group.data.slice(0, 0), group.keys.slice(0, 0), state.partition_path, "")
         names = pa.repeat(pa.scalar(state.file_id), records.num_rows)  # log records name their file group
         records = records.set_column(records.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", names)
         state = dataclasses.replace(state, spills=())
@@ -492,14 +489,19 @@ class _GroupWriter:
         fields = self._precombine_fields()
         if not group.data.num_rows or not state.logs or not fields:
             return group.data, group.keys
-        earlier = [read_spill(self.spill_folder, _logged_keys_name(log.file_name)) for log in state.logs
-                   if log.num_writes]
+        earlier = self._logged_versions(state)
         if not earlier:
             return group.data, group.keys
         incoming = _keys_and_ordering(group.keys, group.data, fields)
         keep = pa.array(~outranked(pa.concat_tables(earlier), incoming, fields))
         return group.data.filter(keep), group.keys.filter(keep)
 
+
+    def _logged_versions(self, state: GroupState) -> list[pa.Table]:
+        """The keys and ordering values of every log this write added to the group (each log's are
+        set aside when it is written)."""
+        return [read_spill(self.spill_folder, _logged_keys_name(log.file_name)) for log in state.logs
+                if log.num_writes]
 
 def _bloom_to_extend(previous: str | None, steps: list[tuple[pa.Table, pa.Array]]) -> tuple[str, pa.Array] | None:
     """(the rewritten file's bloom filter, the keys merged into it), when the rewrite deleted no
