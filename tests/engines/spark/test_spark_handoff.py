@@ -261,10 +261,28 @@ def test_one_key_in_three_task_waves_of_a_merge_on_read_upsert_keeps_the_greates
 
 def test_a_task_stops_waiting_for_a_much_slower_one_after_as_long_as_its_own_hand_over_took(tmp_path):
     folder = str(tmp_path / "state")
-    with HandOverTurn(folder, 1):  # a task still receiving its rows for as long as this test runs
-        with HandOverTurn(folder, 0) as turn:
-            turn.handed_over()
-            start = time.monotonic()
-            turn.wait_for_others(at_least_s=0.3)
-            waited = time.monotonic() - start
+    # task 1 is still receiving its rows for as long as this test runs
+    with HandOverTurn(folder, 1), HandOverTurn(folder, 0) as turn:
+        turn.handed_over()
+        start = time.monotonic()
+        turn.wait_for_others(at_least_s=0.3)
+        waited = time.monotonic() - start
     assert 0.3 <= waited < 5
+
+
+def test_merge_on_read_delete_in_a_later_task_wave_removes_the_key_from_the_new_base_file(tmp_path):
+    path = tmp_path / "t"
+    schema = SCHEMA.append(pa.field("_hoodie_is_deleted", pa.bool_()))
+    first = [{**r, "_hoodie_is_deleted": False} for r in trips(range(6), ts=5)]
+    later = [{**trips(range(2, 3), ts=7)[0], "_hoodie_is_deleted": True},
+             {**trips(range(10, 11), ts=7)[0], "_hoodie_is_deleted": False}]
+    mor = {**REGION, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+           "hoodie.datasource.write.operation": "upsert", "hoodie.bucket.index.num.buckets": "1"}
+    plan = plan_write(str(path), {**BASE_OPTIONS, **mor}, schema)
+    for task, rows in enumerate((first, later)):  # one wave after the other
+        write_task(plan, pa.Table.from_pylist(rows, schema=schema).to_batches(), TaskInfo(task, 3, 300 + task))
+    commit_write(plan)
+    expected = ["k0", "k1", "k10", "k3", "k4", "k5"]
+    assert [r["id"] for r in shim_rows(path)] == expected
+    assert [r["id"] for r in hudi_rs_rows(path, COLUMNS)] == expected
+    assert any(".log." in f for f in data_files(path))
