@@ -198,3 +198,17 @@ def remove_unlisted_files(table_path: str, instant: str, states: list[GroupState
             pass
     return removed
 
+
+
+def cut_unrecorded_log_tails(table_path: str, states: list[GroupState]) -> list[str]:
+    """Cut every log file this commit wrote back to the size its file group state records: bytes
+    past it were appended by a task attempt that died before recording them (see
+    `task._GroupWriter._write_log`). Returns the paths cut."""
+    cut = []
+    for state in states:
+        for log in state.logs:
+            path = join(table_path, state.partition_path, log.file_name)
+            if os.path.getsize(path) > log.file_size:
+                os.truncate(path, log.file_size)
+                cut.append(path)
+    return cut

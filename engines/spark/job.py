@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from engines.spark.group_state import GroupState, all_replaced, all_states, remove_unlisted_files
+from engines.spark.group_state import (
+    GroupState,
+    all_replaced,
+    all_states,
+    cut_unrecorded_log_tails,
+    remove_unlisted_files,
+)
 from engines.spark.options import NUM_BUCKETS, Operation, WriteOptions
 from engines.spark.txn import Transaction, abandon, begin, complete, ensure_pending
 from shim import storage
@@ -215,6 +221,7 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     ensure_pending(plan.txn, plan.config)
     states = all_states(plan.table_path, plan.instant)
     remove_unlisted_files(plan.table_path, plan.instant, states)
+    cut_unrecorded_log_tails(plan.table_path, states)
     _warn_of_rewrites(plan, states)
     writes = tuple(w for state in states for w in state.writes)
     new_ids = {(s.partition_path, s.file_id) for s in states}

@@ -46,7 +46,7 @@ from shim.bloom import BLOOM_FILTER_KEY
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
 from shim.log.blocks import HeaderKey
-from shim.log.writer import encode_delete_block, encode_parquet_data_block, write_log_file
+from shim.log.writer import encode_delete_block, encode_parquet_data_block, extend_log_file, write_log_file
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.base_files import parquet_footer
@@ -430,16 +430,17 @@ class _GroupWriter:
 
     def _write_log(self, state: GroupState, base_instant: str, base_file: str | None, records: pa.Table,
                    group: GroupRows) -> tuple[GroupState, str | None]:
-        """A log file of the file slice with base instant `base_instant`: a data block of `records`
-        (meta columns filled) and a delete block of the group's deletes."""
+        """A data block of `records` (meta columns filled) and a delete block of the group's deletes
+        in this write's log file of the file slice with base instant `base_instant`: a new log
+        file for the first task to log there, the same file extended for the next (one log file
+        per file group and write, however many tasks hold its rows). The file group's state
+        records the file's size after each task's blocks: bytes past it (a task that died while
+        appending) are cut off by the next task and by the commit."""
         plan = self.plan
         partition = state.partition_path
         folder = join(plan.table_path, partition)
         if not records.num_rows and not len(group.delete_keys):
             return state, None  # every row lost to a newer version another task of this write wrote
-        ensure_partition_metafile(plan.table_path, partition, plan.instant)
-        version = next_log_version(folder, state.file_id, base_instant)
-        name = log_file_name(state.file_id, base_instant, version, self.task.write_token)
         blocks = []
         if records.num_rows:
             blocks.append(self._data_block(records))
@@ -447,26 +448,38 @@ class _GroupWriter:
             keys = group.delete_keys.to_pylist()
             blocks.append(encode_delete_block(
                 keys, [partition] * len(keys), list(group.delete_ordering), {HeaderKey.INSTANT_TIME: plan.instant}))
-        create_marker(plan.table_path, plan.instant, partition, name, IOType.APPEND)
-        ensure_pending(plan.txn, plan.config)
-        path = os.path.join(folder, name)
-        write_log_file(path, blocks)
+        earlier = next((log for log in state.logs if log.prev_commit == base_instant), None)
+        if earlier is None:
+            ensure_partition_metafile(plan.table_path, partition, plan.instant)
+            version = next_log_version(folder, state.file_id, base_instant)
+            name = log_file_name(state.file_id, base_instant, version, self.task.write_token)
+            create_marker(plan.table_path, plan.instant, partition, name, IOType.APPEND)
+            ensure_pending(plan.txn, plan.config)
+            write_log_file(os.path.join(folder, name), blocks)
+        else:
+            version, name = earlier.log_version or 1, earlier.file_name
+            ensure_pending(plan.txn, plan.config)
+            extend_log_file(os.path.join(folder, name), earlier.file_size, blocks)
         fields = self._precombine_fields()
         if records.num_rows and fields:  # for tasks logging rows of this group later (see below)
-            write_spill(self.spill_folder, _logged_keys_name(name), records.select([RECORD_KEY, *fields]))
-        stat = FileWrite(
-            partition_path=partition,
-            file_id=state.file_id,
-            file_name=name,
-            num_writes=records.num_rows,
-            num_updates=records.num_rows,
-            num_deletes=len(group.delete_keys),
-            file_size=os.path.getsize(path),
+            logged = records.select([RECORD_KEY, *fields])
+            if earlier is not None and earlier.num_writes:
+                logged = pa.concat_tables([read_spill(self.spill_folder, _logged_keys_name(name)), logged],
+                                          promote_options="permissive")
+            write_spill(self.spill_folder, _logged_keys_name(name), logged)
+        before = earlier or FileWrite(partition, state.file_id, name, 0)
+        stat = dataclasses.replace(
+            before,
+            num_writes=before.num_writes + records.num_rows,
+            num_updates=before.num_updates + records.num_rows,
+            num_deletes=before.num_deletes + len(group.delete_keys),
+            file_size=os.path.getsize(os.path.join(folder, name)),
             prev_commit=base_instant,
             base_file=base_file,
             log_version=version,
         )
-        return dataclasses.replace(state, logs=state.logs + (stat,)), name
+        logs = tuple(log for log in state.logs if log is not earlier) + (stat,)
+        return dataclasses.replace(state, logs=logs), name
 
     def _data_block(self, records: pa.Table) -> bytes:
         """An Avro or Parquet data block of `records` (`hoodie.logfile.data.block.format`)."""

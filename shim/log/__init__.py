@@ -18,6 +18,7 @@ from shim.log.writer import (
     encode_command_block,
     encode_delete_block,
     encode_parquet_data_block,
+    extend_log_file,
     write_log_file,
 )
 
@@ -36,6 +37,7 @@ __all__ = [
     "encode_command_block",
     "encode_delete_block",
     "encode_parquet_data_block",
+    "extend_log_file",
     "parse_log_bytes",
     "read_log_file",
     "write_log_file",

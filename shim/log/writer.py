@@ -168,6 +168,26 @@ def append_log_blocks(path: str, blocks: Iterable[bytes]) -> None:
         _write(handle, blocks)
 
 
+def extend_log_file(path: str, valid_size: int, blocks: Iterable[bytes]) -> None:
+    """Append `blocks` to the log file `path` after its first `valid_size` bytes, durably (fsync):
+    whatever follows them (a torn block of a writer that died appending) is cut off first.
+
+    Raises:
+        WriteError: `path` does not exist or is shorter than `valid_size`.
+    """
+    try:
+        with open(path, "r+b") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < valid_size:
+                raise WriteError(f"log file {path} holds {size} bytes, fewer than the {valid_size} written to it",
+                                 path=path)
+            handle.truncate(valid_size)
+            handle.seek(valid_size)
+            _write(handle, blocks)
+    except FileNotFoundError as exc:
+        raise WriteError(f"log file {path} does not exist; create it with write_log_file", path=path) from exc
+
+
 def _write(handle: Any, blocks: Iterable[bytes]) -> None:
     for block in blocks:
         handle.write(block)

@@ -21,6 +21,8 @@ from engines.spark.group_state import locked_group, state_folder
 from engines.spark.handoff import HandOverTurn
 from engines.spark.job import commit_write, plan_write
 from engines.spark.task import TaskInfo, TaskReport, TaskWrite, write_task
+from shim.log import HeaderKey, encode_avro_data_block, read_log_file
+from shim.write.data_files import avro_record_schema
 
 COLUMNS = ["id", "ts", "region", "fare"]
 REGION = {"hoodie.datasource.write.partitionpath.field": "region"}
@@ -64,7 +66,7 @@ def test_copy_on_write_upsert_from_several_tasks_rewrites_each_touched_base_file
     assert hudi_rs_rows(path, COLUMNS) == expected
 
 
-def test_merge_on_read_updates_from_several_tasks_still_go_to_each_tasks_log_file(tmp_path):
+def test_merge_on_read_updates_from_several_tasks_go_to_one_log_file_per_file_group(tmp_path):
     path = tmp_path / "t"
     mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", **REGION}
     write(path, trips(range(40)), **mor)
@@ -74,9 +76,13 @@ def test_merge_on_read_updates_from_several_tasks_still_go_to_each_tasks_log_fil
           **{"hoodie.datasource.write.operation": "upsert"})
     written = [name for report in reports for name in report.files]
     assert written and all(".log." in name for name in written)
+    logs = [f for f in data_files(path) if ".log." in f]
+    assert len(logs) == len(set(written)) == len(groups_of(updates))  # tasks extend the group's log file
+    assert sum(len(read_log_file(str(path / f)).blocks) for f in logs) == len(written)  # a block per task
     changed = {r["id"]: r for r in updates}
     expected = sorted((changed.get(r["id"], r) for r in trips(range(40))), key=lambda r: r["id"])
     assert shim_rows(path, columns=COLUMNS) == expected
+    assert hudi_rs_rows(path, COLUMNS) == expected
 
 
 @pytest.mark.parametrize("first", [0, 1])
@@ -234,7 +240,8 @@ def test_merge_on_read_rows_of_later_task_waves_go_to_log_files_on_the_new_base_
     bases = [f for f in files if f.endswith(".parquet")]
     logs = [f for f in files if ".log." in f]
     assert len(bases) == len({f.split("/")[-1][:8] + f.split("/")[0] for f in bases}) == len(groups_of(rows))
-    assert len(logs) == 2 * len(groups_of(rows))  # one per later task and file group
+    assert len(logs) == len(groups_of(rows))  # one per file group: the later tasks' blocks in one log file
+    assert all(len(read_log_file(str(path / f)).blocks) == 2 for f in logs)
     instant = shim.open_table(str(path)).timeline()[-1].requested_time
     assert all(f"_{instant}.log." in f.split("/")[-1] for f in logs)  # on the base files of this write
     expected = sorted(rows, key=lambda r: r["id"])
@@ -286,3 +293,30 @@ def test_merge_on_read_delete_in_a_later_task_wave_removes_the_key_from_the_new_
     assert [r["id"] for r in shim_rows(path)] == expected
     assert [r["id"] for r in hudi_rs_rows(path, COLUMNS)] == expected
     assert any(".log." in f for f in data_files(path))
+
+
+@pytest.mark.parametrize("another_task_logs_after", [True, False])
+def test_blocks_a_dead_task_attempt_appended_to_a_log_without_recording_them_are_cut_off(tmp_path,
+                                                                                       another_task_logs_after):
+    path = tmp_path / "t"
+    one = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.bucket.index.num.buckets": "1"}
+    write(path, trips(range(4)), **one)
+    plan = plan_write(str(path), {**BASE_OPTIONS, **one, "hoodie.datasource.write.operation": "upsert"}, SCHEMA)
+    (log,) = write_task(plan, pa.Table.from_pylist(trips(range(1, 2), ts=2, fare=-1.0), schema=SCHEMA).to_batches(),
+                        TaskInfo(0, 5, 500)).files
+    log_path = next(path / f for f in data_files(path) if f.endswith(log))
+    recorded = log_path.stat().st_size
+    dead = encode_avro_data_block(pa.Table.from_pylist(trips(range(2, 3), ts=9, fare=-9.0), schema=SCHEMA),
+                                  avro_record_schema("trips", SCHEMA), {HeaderKey.INSTANT_TIME: plan.instant})
+    with open(log_path, "ab") as handle:  # an attempt that died before recording its block
+        handle.write(dead)
+    if another_task_logs_after:
+        write_task(plan, pa.Table.from_pylist(trips(range(3, 4), ts=2, fare=-3.0), schema=SCHEMA).to_batches(),
+                   TaskInfo(1, 5, 501))
+    commit_write(plan)
+    contents = read_log_file(str(log_path))
+    assert len(contents.blocks) == (2 if another_task_logs_after else 1) and contents.corrupt_regions == ()
+    assert [b.offset for b in contents.blocks][1:] == ([recorded] if another_task_logs_after else [])
+    fares = {r["id"]: r["fare"] for r in shim_rows(path)}
+    assert fares == {"k0": 0.0, "k1": -1.0, "k2": 2.0, "k3": -9.0 if another_task_logs_after else 3.0}
+    assert {r["id"]: r["fare"] for r in hudi_rs_rows(path, COLUMNS)} == fares

@@ -22,6 +22,7 @@ from shim.log import (
     encode_command_block,
     encode_delete_block,
     encode_parquet_data_block,
+    extend_log_file,
     parse_log_bytes,
     read_log_file,
     write_log_file,
@@ -187,3 +188,23 @@ def test_write_log_file_existing_file_raises_write_error(tmp_path: Path) -> None
 def test_append_log_blocks_missing_file_raises_write_error(tmp_path: Path) -> None:
     with pytest.raises(WriteError, match="does not exist"):
         append_log_blocks(str(tmp_path / "nope"), [])
+
+
+def test_extend_log_file_appends_after_the_valid_bytes_cutting_a_torn_tail(tmp_path: Path) -> None:
+    path = str(tmp_path / ".f1_100.log.1_0-1-1")
+    first = encode_avro_data_block(TABLE, SCHEMA, {HeaderKey.INSTANT_TIME: "100"})
+    second = encode_delete_block(["a"], ["p"], [pa.array([5], pa.int64())], {HeaderKey.INSTANT_TIME: "100"})
+    write_log_file(path, [first])
+    with open(path, "ab") as handle:  # a writer that died half-way through its block
+        handle.write(second[: len(second) // 2])
+
+    extend_log_file(path, len(first), [second])
+
+    contents = read_log_file(path)
+    assert [(b.block_type, b.offset) for b in contents.blocks] == [(BlockType.AVRO_DATA, 0),
+                                                                   (BlockType.DELETE, len(first))]
+    assert contents.corrupt_regions == ()
+    with pytest.raises(WriteError, match="fewer than the"):
+        extend_log_file(path, len(first) + len(second) + 1, [second])
+    with pytest.raises(WriteError, match="does not exist"):
+        extend_log_file(str(tmp_path / "nope"), 0, [second])
