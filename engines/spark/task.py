@@ -2,14 +2,14 @@
 
 Each file group (partition path, bucket) is written under its commit-scoped lock
 (`group_state`): copy-on-write groups and new groups get a base file (the previous records
-merged with the batch), existing merge-on-read groups get a new log file (an Avro data block
-and/or a version-3 delete block). Rows bound for base files are first handed over (`handoff`), so
-that the task reaching a group first writes the rows of every task at once. Each task logs its own
-rows of a merge-on-read group, less those that lose to a version of their key another task of the
-write logged before (keys and ordering values are set aside with every log for this). Rows of a
-new merge-on-read group reaching it after this write gave it a base file (tasks of a later wave)
-go into a log file on that base file, not a rewrite. Every file's marker is created before the
-file.
+merged with the batch), existing merge-on-read groups get blocks (an Avro or Parquet data block
+and/or a version-3 delete block) in the write's log file of the group, one per group and write.
+Rows bound for base files are first handed over (`handoff`), so that the task reaching a group
+first writes the rows of every task at once. Each task logs its own rows of a merge-on-read
+group, less those that lose to a version of their key another task of the write logged before
+(keys and ordering values are set aside with every log for this). Rows of a new merge-on-read
+group reaching it after this write gave it a base file (tasks of a later wave) are logged on
+that base file, not rewritten into it. Every file's marker is created before the file.
 """
 
 from __future__ import annotations
