@@ -13,6 +13,12 @@ from typing import Any
 # sources (and Arrow UDFs) is about 3x cheaper (bench/bench_write.py).
 ARROW_TRANSFER_CONF = {"spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1)}
 
+# Each Spark task talks to its Python worker over a new loopback TCP connection by default, whose
+# small handshake messages wait on delayed acknowledgements: tens of milliseconds per task, which
+# dominate reads of many small file slices (one Spark task each). Unix domain sockets do not
+# (Spark 4.1+; set when a session starts, so `register` cannot set it on a running session).
+UNIX_SOCKETS = ("spark.python.unix.domain.socket.enabled", "true")
+
 
 def register(spark: Any) -> None:
     """Register the `hudi_shim` format with `spark` and set `ARROW_TRANSFER_CONF` where the session
@@ -31,8 +37,9 @@ def _is_set(spark: Any, key: str) -> bool:
 
 
 def local_session(app_name: str = "hudi-shim", *, cores: int = 2, shuffle_partitions: int = 2,
-                  driver_memory: str | None = None) -> Any:
-    """`local[cores]` Spark on loopback, UI off, the `hudi_shim` format registered (`register`).
+                  driver_memory: str | None = None, unix_sockets: bool = True) -> Any:
+    """`local[cores]` Spark on loopback, UI off, the `hudi_shim` format registered (`register`),
+    Python workers reached over Unix domain sockets (`UNIX_SOCKETS`) unless `unix_sockets` is off.
 
     Filter pushdown to Python data sources is switched on (Spark 4.1+ needs it asked for).
     """
@@ -50,6 +57,7 @@ def local_session(app_name: str = "hudi-shim", *, cores: int = 2, shuffle_partit
         .config("spark.default.parallelism", str(cores))
         .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
+        .config(UNIX_SOCKETS[0], str(unix_sockets).lower())
     )
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)

@@ -251,3 +251,9 @@ def test_register_lifts_sparks_arrow_byte_limit_unless_the_session_set_one(spark
             f"k{i}": (-1.0 if i >= 400 else float(i)) for i in range(600)}
     finally:
         spark.conf.set(key, lifted)
+
+
+def test_local_session_reaches_python_workers_over_unix_domain_sockets(spark):
+    from engines.spark.session import UNIX_SOCKETS
+
+    assert spark.conf.get(UNIX_SOCKETS[0]) == "true"
