@@ -257,3 +257,22 @@ def test_local_session_reaches_python_workers_over_unix_domain_sockets(spark):
     from engines.spark.session import UNIX_SOCKETS
 
     assert spark.conf.get(UNIX_SOCKETS[0]) == "true"
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_more_partitions_than_spark_runs_at_once_write_the_right_rows(spark, tmp_path, table_type):
+    path = str(tmp_path / "t")
+    opts = options(table_type)
+    trips(spark, 0, 600).repartition(6).write.format("hudi_shim").mode("append").options(**opts).save(path)
+    trips(spark, 500, 700, ts="id + 100", fare="-1.0d").repartition(5).write.format("hudi_shim").mode(
+        "append").options(**opts).option("hoodie.datasource.write.operation", "upsert").save(path)
+    expected = {f"k{i}": (-1.0 if i >= 500 else float(i)) for i in range(700)}
+    ours = shim_rows(path)
+    assert {r["id"]: r["fare"] for r in ours} == expected
+    assert ours == hudi_rs_rows(path, COLUMNS)
+    files = data_files(path)
+    groups = {(f.split("/")[0], f.split("/")[-1].lstrip(".")[:8]) for f in files}
+    bases = [f for f in files if f.endswith(".parquet")]
+    logs = [f for f in files if ".log." in f]
+    if table_type == "MERGE_ON_READ":  # later task waves logged: one base file and at most two logs per group
+        assert len(bases) == len(groups) and len(logs) <= 2 * len(groups)
