@@ -39,6 +39,7 @@ class GroupState:
     logs: tuple[FileWrite, ...] = field(default=())
     spills: tuple[str, ...] = field(default=())  # handed-over rows not yet in a base file (`handoff`)
     rewrites: int = 0  # times a base file this commit wrote was rewritten to take in more rows
+    logged: tuple[str, ...] = field(default=())  # keys and ordering values of each block logged (`task`)
 
     @property
     def writes(self) -> tuple[FileWrite, ...]:
@@ -53,6 +54,7 @@ class GroupState:
             "logs": [_fields(log) for log in self.logs],
             "spills": list(self.spills),
             "rewrites": self.rewrites,
+            "logged": list(self.logged),
         })
 
     @classmethod
@@ -66,6 +68,7 @@ class GroupState:
             tuple(FileWrite(**log) for log in raw.get("logs") or ()),
             tuple(raw.get("spills") or ()),
             int(raw.get("rewrites") or 0),
+            tuple(raw.get("logged") or ()),
         )
 
 

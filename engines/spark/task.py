@@ -460,26 +460,28 @@ class _GroupWriter:
             version, name = earlier.log_version or 1, earlier.file_name
             ensure_pending(plan.txn, plan.config)
             extend_log_file(os.path.join(folder, name), earlier.file_size, blocks)
+        size = os.path.getsize(os.path.join(folder, name))
         fields = self._precombine_fields()
+        logged = state.logged
         if records.num_rows and fields:  # for tasks logging rows of this group later (see below)
-            logged = records.select([RECORD_KEY, *fields])
-            if earlier is not None and earlier.num_writes:
-                logged = pa.concat_tables([read_spill(self.spill_folder, _logged_keys_name(name)), logged],
-                                          promote_options="permissive")
-            write_spill(self.spill_folder, _logged_keys_name(name), logged)
+            # Named after this block's end: a task dying before its state is written leaves a
+            # file that no state names, so nobody pre-combines against rows that were cut off.
+            keys_name = f"{name}.{size}.keys.arrow"
+            write_spill(self.spill_folder, keys_name, records.select([RECORD_KEY, *fields]))
+            logged += (keys_name,)
         before = earlier or FileWrite(partition, state.file_id, name, 0)
         stat = dataclasses.replace(
             before,
             num_writes=before.num_writes + records.num_rows,
             num_updates=before.num_updates + records.num_rows,
             num_deletes=before.num_deletes + len(group.delete_keys),
-            file_size=os.path.getsize(os.path.join(folder, name)),
+            file_size=size,
             prev_commit=base_instant,
             base_file=base_file,
             log_version=version,
         )
         logs = tuple(log for log in state.logs if log is not earlier) + (stat,)
-        return dataclasses.replace(state, logs=logs), name
+        return dataclasses.replace(state, logs=logs, logged=logged), name
 
     def _data_block(self, records: pa.Table) -> bytes:
         """An Avro or Parquet data block of `records` (`hoodie.logfile.data.block.format`)."""
@@ -509,12 +511,11 @@ class _GroupWriter:
         keep = pa.array(~outranked(pa.concat_tables(earlier), incoming, fields))
         return group.data.filter(keep), group.keys.filter(keep)
 
-
     def _logged_versions(self, state: GroupState) -> list[pa.Table]:
-        """The keys and ordering values of every log this write added to the group (each log's are
-        set aside when it is written)."""
-        return [read_spill(self.spill_folder, _logged_keys_name(log.file_name)) for log in state.logs
-                if log.num_writes]
+        """The keys and ordering values of every block this write logged to the group (set aside
+        with each block and named in the group's state)."""
+        return [read_spill(self.spill_folder, name) for name in state.logged]
+
 
 def _bloom_to_extend(previous: str | None, steps: list[tuple[pa.Table, pa.Array]]) -> tuple[str, pa.Array] | None:
     """(the rewritten file's bloom filter, the keys merged into it), when the rewrite deleted no
@@ -526,10 +527,6 @@ def _bloom_to_extend(previous: str | None, steps: list[tuple[pa.Table, pa.Array]
         return None
     keys = [incoming.column(RECORD_KEY).combine_chunks() for incoming, _ in steps]
     return written.decode("ascii"), pa.concat_arrays(keys) if keys else pa.array([], pa.string())
-
-
-def _logged_keys_name(log_file: str) -> str:
-    return f"{log_file}.keys.arrow"
 
 
 def _keys_and_ordering(keys: pa.Array, data: pa.Table, fields: tuple[str, ...]) -> pa.Table:

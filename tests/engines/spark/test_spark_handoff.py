@@ -18,7 +18,7 @@ import shim
 from engines.spark.bucket import bucket_of_key
 from engines.spark.compaction import compact
 from engines.spark.group_state import locked_group, state_folder
-from engines.spark.handoff import HandOverTurn
+from engines.spark.handoff import HandOverTurn, write_spill
 from engines.spark.job import commit_write, plan_write
 from engines.spark.task import TaskInfo, TaskReport, TaskWrite, write_task
 from shim.log import HeaderKey, encode_avro_data_block, read_log_file
@@ -310,6 +310,9 @@ def test_blocks_a_dead_task_attempt_appended_to_a_log_without_recording_them_are
                                   avro_record_schema("trips", SCHEMA), {HeaderKey.INSTANT_TIME: plan.instant})
     with open(log_path, "ab") as handle:  # an attempt that died before recording its block
         handle.write(dead)
+    # ... after setting aside its keys, which claim a newer version of k3 than the next task's
+    phantom = pa.table({"_hoodie_record_key": ["k3"], "ts": pa.array([99], pa.int64())})
+    write_spill(state_folder(str(path), plan.instant), f"{log}.{recorded + len(dead)}.keys.arrow", phantom)
     if another_task_logs_after:
         write_task(plan, pa.Table.from_pylist(trips(range(3, 4), ts=2, fare=-3.0), schema=SCHEMA).to_batches(),
                    TaskInfo(1, 5, 501))
