@@ -70,11 +70,14 @@ def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[FileGro
             item = base or log
             if item is None:
                 continue
+            try:
+                size = entry.stat().st_size
+            except FileNotFoundError:  # removed since the folder was read (a rewrite, a clean)
+                continue
             key = (partition, item.file_id)
             group = groups.get(key)
             if group is None:
                 group = groups[key] = FileGroupFiles(partition, item.file_id, [], [])
-            size = entry.stat().st_size
             if base is not None:
                 group.base_files.append(replace(base, size=size))
             elif log is not None:

@@ -235,3 +235,23 @@ def test_list_partitions_finds_nested_partitions_and_skips_hidden_folders(tmp_pa
     _touch(root, ".hoodie/metadata/files", ".hoodie_partition_metadata")
     _touch(root, ".spark-staging", _base(FG2, T1))
     assert list_partitions(str(root), config) == ["y=2024/m=01", "y=2024/m=02"]
+
+
+def test_a_file_removed_while_its_folder_is_listed_is_left_out(tmp_path, monkeypatch):
+    import os
+
+    from shim.plan import slices
+
+    root, _ = _table(tmp_path)
+    _touch(root, "p", _base(FG, T1))
+    _touch(root, "p", _base(FG2, T1))
+    real_scandir = os.scandir
+
+    def scandir_then_remove(folder):  # as when another writer replaces a file mid-listing
+        entries = list(real_scandir(folder))
+        os.remove(os.path.join(folder, _base(FG2, T1)))
+        return iter(entries)
+
+    monkeypatch.setattr(slices.os, "scandir", scandir_then_remove)
+    groups = slices.list_file_groups(str(root), ["p"])
+    assert [(g.file_id, [b.name for b in g.base_files]) for g in groups] == [(FG, [_base(FG, T1)])]
