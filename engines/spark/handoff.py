@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import glob
 import os
+import threading
 import time
 from typing import IO, Self
 
@@ -42,7 +43,7 @@ def write_spill(folder: str, name: str, rows: pa.Table) -> None:
     """Write `rows` as `folder/name` (Arrow IPC file, written aside then renamed into place)."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, name)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
     with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:
         writer.write_table(rows)
     os.replace(tmp, path)

@@ -29,6 +29,7 @@ from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.storage import join, list_names
 from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings
+from shim.write.table_init import write_atomically
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
@@ -282,7 +283,4 @@ def ensure_partition_metafile(table_path: str, partition_path: str, instant: str
     depth = len(partition_path.split("/")) if partition_path else 0
     stamp = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
     text = f"#partition metadata\n#{stamp}\ncommitTime={instant}\npartitionDepth={depth}\n"
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_atomically(path, text.encode("utf-8"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import threading
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -95,8 +96,9 @@ def create_table(path: str, spec: TableSpec, create_schema: str | None = None) -
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """Write `data` to a temporary file and rename it into place (readers see all or nothing)."""
-    tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.getpid()}.tmp"
+    """Write `data` to a temporary file and rename it into place (readers see all or nothing).
+    The temporary name is the writing thread's own, so writers racing for `path` never collide."""
+    tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.getpid()}-{threading.get_ident()}.tmp"
     with open(tmp, "wb") as handle:
         handle.write(data)
         handle.flush()
