@@ -420,9 +420,9 @@ class _GroupWriter:
         fields = self._precombine_fields()
         if records.num_rows and fields:
             base_path = join(plan.table_path, state.partition_path, base.file_name)
-            earlier = [pq.read_table(base_path, columns=[RECORD_KEY, *fields]), *self._logged_versions(state)]
-            lost = outranked(pa.concat_tables(earlier, promote_options="permissive"), records, fields)
-            records = records.filter(pa.array(~lost))
+            lost = self._lost_to_earlier(state, records, pq.read_table(base_path, columns=[RECORD_KEY, *fields]))
+            if lost is not None:
+                records = records.filter(pa.array(~lost))
         names = pa.repeat(pa.scalar(state.file_id), records.num_rows)  # log records name their file group
         records = records.set_column(records.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", names)
         state = dataclasses.replace(state, spills=())
@@ -499,17 +499,26 @@ class _GroupWriter:
 
     def _precombined_with_earlier_logs(self, state: GroupState, group: GroupRows) -> tuple[pa.Table, pa.Array]:
         """The group's rows without those that lose to a version of their key another task of this
-        write logged already (Hudi pre-combines a whole batch by its ordering fields). Each log
-        file's keys and ordering values were set aside when it was written."""
+        write logged already (Hudi pre-combines a whole batch by its ordering fields)."""
         fields = self._precombine_fields()
-        if not group.data.num_rows or not state.logs or not fields:
+        if not group.data.num_rows or not fields:
             return group.data, group.keys
-        earlier = self._logged_versions(state)
-        if not earlier:
+        incoming = pa.table([group.keys.cast(pa.string()), *(group.data.column(f) for f in fields)],
+                            names=[RECORD_KEY, *fields])
+        lost = self._lost_to_earlier(state, incoming)
+        if lost is None:
             return group.data, group.keys
-        incoming = _keys_and_ordering(group.keys, group.data, fields)
-        keep = pa.array(~outranked(pa.concat_tables(earlier), incoming, fields))
+        keep = pa.array(~lost)
         return group.data.filter(keep), group.keys.filter(keep)
+
+    def _lost_to_earlier(self, state: GroupState, incoming: pa.Table, *also: pa.Table) -> np.ndarray | None:
+        """Which rows of `incoming` lose to a version of their key this write logged to the group
+        already (or one in `also`), by the pre-combine fields; None when there is none to meet."""
+        earlier = [*also, *self._logged_versions(state)]
+        if not earlier:
+            return None
+        return outranked(pa.concat_tables(earlier, promote_options="permissive"), incoming,
+                         self._precombine_fields())
 
     def _logged_versions(self, state: GroupState) -> list[pa.Table]:
         """The keys and ordering values of every block this write logged to the group (set aside
@@ -527,10 +536,6 @@ def _bloom_to_extend(previous: str | None, steps: list[tuple[pa.Table, pa.Array]
         return None
     keys = [incoming.column(RECORD_KEY).combine_chunks() for incoming, _ in steps]
     return written.decode("ascii"), pa.concat_arrays(keys) if keys else pa.array([], pa.string())
-
-
-def _keys_and_ordering(keys: pa.Array, data: pa.Table, fields: tuple[str, ...]) -> pa.Table:
-    return pa.table([keys.cast(pa.string()), *(data.column(f) for f in fields)], names=[RECORD_KEY, *fields])
 
 
 def _merge_schema(schema: InternalSchema) -> pa.Schema:

@@ -161,11 +161,12 @@ def write_log_file(path: str, blocks: Iterable[bytes]) -> None:
 
 
 def append_log_blocks(path: str, blocks: Iterable[bytes]) -> None:
-    """Append `blocks` to the existing log file `path`, durably (fsync)."""
-    if not os.path.exists(path):
-        raise WriteError(f"log file {path} does not exist; create it with write_log_file", path=path)
-    with open(path, "ab") as handle:
-        _write(handle, blocks)
+    """Append `blocks` to the existing log file `path`, after all its bytes, durably (fsync)."""
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        size = 0  # extend_log_file names the missing file
+    extend_log_file(path, size, blocks)
 
 
 def extend_log_file(path: str, valid_size: int, blocks: Iterable[bytes]) -> None:
