@@ -9,6 +9,8 @@ lives on `app.state.catalog`.
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,6 +22,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import shim
 from catalog.errors import error_response, install_error_handlers
+from catalog.iceberg.publish import IcebergPublisher
+from catalog.iceberg.routes import router as iceberg_router
 from catalog.routes import router
 from catalog.service import Catalog
 from catalog.settings import Settings
@@ -33,7 +37,9 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 DESCRIPTION = """Registered Hudi tables, their schemas with column ids, per-file name mappings and
 scans as Arrow IPC streams, all read by column id across schema evolution. Tables are named by
-their catalog name, never by path."""
+their catalog name, never by path. Under `/iceberg`, a read-only Iceberg REST catalog publishes
+every table (`<table>`: snapshot, `<table>_ro`: read-optimized) for Trino, Presto, DuckDB and
+other Iceberg readers."""
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -43,16 +49,24 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         catalog = Catalog(settings)
         app.state.catalog = catalog
+        folder = settings.iceberg_location()
+        temporary = folder is None
+        if folder is None:
+            folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
+        app.state.iceberg = IcebergPublisher(catalog, folder)
         try:
             yield
         finally:
             catalog.close()
+            if temporary:
+                shutil.rmtree(folder, ignore_errors=True)
 
     app = FastAPI(title="hudi-shim", version=shim.__version__, description=DESCRIPTION, lifespan=lifespan)
     app.add_middleware(_EndAbortedStreams)
     app.add_middleware(_LimitRequestBody, max_bytes=settings.max_request_bytes)
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(iceberg_router)
 
     @app.get("/health", summary="Liveness", tags=["health"])
     def health() -> dict[str, str]:

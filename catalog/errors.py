@@ -1,6 +1,7 @@
 """HTTP status of every error the API returns: one table, and the handlers that apply it.
 
-Error bodies are `{"error": {"type", "message", "column"?, "instant"?, "feature"?}}`. Server
+Error bodies are `{"error": {"type", "message", "code", "column"?, "instant"?, "feature"?}}` (`code`:
+the HTTP status, as in the Iceberg REST error model). Server
 paths in messages are shown relative to the warehouse (or as the table's catalog name).
 """
 
@@ -74,7 +75,7 @@ def error_response(
     headers = dict(headers or {})
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
-    return JSONResponse({"error": document}, status_code=status, headers=headers or None)
+    return JSONResponse({"error": {**document, "code": status}}, status_code=status, headers=headers or None)
 
 
 async def _shim_error(request: Request, exc: Exception) -> JSONResponse:

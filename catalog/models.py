@@ -42,6 +42,7 @@ class ScanBody(BaseModel):
 class ErrorDetail(BaseModel):
     type: str
     message: str
+    code: int | None = Field(default=None, description="the HTTP status (as in the Iceberg REST error model)")
     column: str | None = None
     instant: str | None = None
     feature: str | None = None

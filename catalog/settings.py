@@ -12,6 +12,8 @@ DEFAULT_PORT = 8080
 MEMORY = ":memory:"
 #: Where the registry lives inside a warehouse when no location is given.
 WAREHOUSE_DB = os.path.join(".hudi-shim", "catalog.sqlite")
+#: Where Iceberg metadata (and slices written for Iceberg readers) go inside a warehouse.
+WAREHOUSE_ICEBERG = os.path.join(".hudi-shim", "iceberg")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,10 @@ class Settings:
         max_request_bytes: the largest request body accepted.
         cache_slices: how many file slices' schema mappings the view cache keeps.
         discovery_depth: how many folder levels under the warehouse are searched for tables.
+        iceberg_dir: where the Iceberg REST catalog writes table metadata, manifests and the file
+            slices it writes out for Iceberg readers; default `<warehouse>/.hudi-shim/iceberg`, or a
+            temporary folder (removed when the server stops) when there is no warehouse. Iceberg
+            readers (Trino, DuckDB, PyIceberg) must be able to read it at the same path.
     """
 
     warehouse: str | None = None
@@ -48,6 +54,7 @@ class Settings:
     max_request_bytes: int = 8 * 1024**2
     cache_slices: int = 20_000
     discovery_depth: int = 4
+    iceberg_dir: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
@@ -72,3 +79,11 @@ class Settings:
         if self.warehouse:
             return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_DB)
         return MEMORY
+
+    def iceberg_location(self) -> str | None:
+        """The folder of published Iceberg metadata (None: a temporary one, chosen when serving)."""
+        if self.iceberg_dir:
+            return os.path.abspath(os.path.expanduser(self.iceberg_dir))
+        if self.warehouse:
+            return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_ICEBERG)
+        return None

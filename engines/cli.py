@@ -64,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="bearer token required on every request (default: $HUDI_SHIM_TOKEN)")
     serve.add_argument("--catalog-db", help="SQLite file of the table registry "
                                             "(default: <warehouse>/.hudi-shim/catalog.sqlite; ':memory:')")
+    serve.add_argument("--iceberg-dir", help="folder for the Iceberg REST catalog's metadata and written-out "
+                                             "slices (default: <warehouse>/.hudi-shim/iceberg)")
     serve.add_argument("--max-scan-rows", type=int, help="rows per scan at most")
     serve.add_argument("--max-scan-bytes", type=int, help="Arrow bytes per scan at most")
     serve.add_argument("--max-scan-seconds", type=float, help="seconds per scan at most")
@@ -131,7 +133,7 @@ def _serve(args: argparse.Namespace) -> int:
               if (value := getattr(args, key)) is not None}
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
-                        catalog_db=args.catalog_db, **limits)
+                        catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)
     return run(settings)
 
 

@@ -1,0 +1,158 @@
+"""Which files an Iceberg reader may read where they are, and which must be written for it.
+
+Hudi files carry no field ids, so an Iceberg reader matches their columns to the table's through
+the table's name mapping (`schema.name-mapping.default`): one list of names per column id, for
+every file alike. A base file is read in place when that mapping gives each of its columns the
+id the file was written with (a rename adds the old name to the column's names) and each type
+reads as the table's, natively or by a promotion Iceberg readers apply themselves. Otherwise the
+slice is written out reconciled, with field ids:
+
+- a file holding a column under a name the mapping gives to another column (a column dropped
+  and re-added under its old name, a name reused by a rename);
+- a type change Iceberg readers do not apply (long to string, ...), nested lists and maps, and
+  time or timestamps in milliseconds;
+- a partition column the file does not hold (Hudi fills it from the partition path);
+- in the snapshot view, every file slice with log files (their records are merged first).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from catalog.iceberg.types import iceberg_id, last_column_id, promotes, same_type
+from catalog.views import View
+from shim.plan.slices import FileSlice
+from shim.read.base_files import read_file_schema
+from shim.read.file_schemas import FileSchema
+from shim.schema import META_FIELD_NAMES, arrow_field_id
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """How one file slice reaches Iceberg readers.
+
+    Attributes:
+        file_slice: the slice.
+        base_path: its base file, read in place (None: the slice is written out).
+        reason: why the slice is written out (None when read in place).
+    """
+
+    file_slice: FileSlice
+    base_path: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Every slice's placement and the name mapping in-place files are read through."""
+
+    placements: tuple[Placement, ...]
+    name_mapping: list[dict[str, Any]]
+
+
+def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
+                partition_fields: Sequence[str]) -> Layout:
+    """Place every slice of `view` (the slices its scan plans, in order)."""
+    schema = view.schema
+    by_group: dict[tuple[str, str], list[FileSchema]] = defaultdict(list)
+    for file_schema in view.files:
+        by_group[(file_schema.partition_path, file_schema.file_id)].append(file_schema)
+    names = _column_names(schema, view.files)
+    placements = []
+    unmapped: set[str] = set()
+    for file_slice in slices:
+        base_path = file_slice.base_path(table_path)
+        bases = [f for f in by_group[(file_slice.partition_path, file_slice.file_id)] if f.kind == "base_file"]
+        if view.view == "snapshot" and file_slice.has_logs:
+            reason: str | None = "log files are merged into it"
+        elif base_path is None or not bases:
+            reason = "it has no base file"
+        else:
+            physical = read_file_schema(base_path)
+            reason = _why_not_in_place(bases[0], physical, schema, names, partition_fields)
+            if reason is None:
+                unmapped.update(name for name in physical.names if name not in names)
+        placements.append(Placement(file_slice, base_path if reason is None else None, reason))
+    return Layout(tuple(placements), _mapping(schema, names, sorted(unmapped)))
+
+
+def _column_names(schema: pa.Schema, files: Sequence[FileSchema]) -> dict[str, int]:
+    """Name -> Iceberg id of the mapping: each column's name, plus the names files hold it under
+    unless another column claims the name too."""
+    ids = {field.name: iceberg_id(field, field.name) for field in schema}
+    claims: dict[str, set[int]] = defaultdict(set)
+    for file_schema in files:
+        for column in file_schema.columns:
+            if column.file_column and column.file_column != column.table_column and column.table_column in ids:
+                claims[column.file_column].add(ids[column.table_column])
+    names = dict(ids)
+    for name, owners in claims.items():
+        if name not in names and len(owners) == 1:
+            names[name] = next(iter(owners))
+    return names
+
+
+def _why_not_in_place(file_schema: FileSchema, physical: pa.Schema, schema: pa.Schema, names: dict[str, int],
+                      partition_fields: Sequence[str]) -> str | None:
+    if any(arrow_field_id(f) is not None for f in physical):
+        return "the file carries field ids of its own"
+    expected: dict[str, int] = {}
+    for column in file_schema.columns:
+        table_field = schema.field(column.table_column)
+        if column.file_column is None:
+            if column.table_column in partition_fields:
+                return f"partition column {column.table_column!r} is not in the file"
+            continue
+        index = physical.get_field_index(column.file_column)
+        if index < 0:
+            return f"column {column.file_column!r} is not found in the file"
+        file_type = physical.field(index).type
+        if not (same_type(file_type, table_field.type) or promotes(file_type, table_field.type)):
+            return f"column {column.table_column!r} is {file_type} in the file, {table_field.type} in the table"
+        expected[column.file_column] = iceberg_id(table_field, table_field.name)
+    for field in physical:
+        if field.name in META_FIELD_NAMES:
+            continue
+        if names.get(field.name) != expected.get(field.name):
+            return f"the file's column {field.name!r} is not the table's column of that name"
+    return None
+
+
+def _mapping(schema: pa.Schema, names: dict[str, int], unmapped: Sequence[str]) -> list[dict[str, Any]]:
+    """Iceberg's name mapping (JSON list): every column's names, nested members by their names.
+
+    Columns of in-place files the table does not have (Hudi's meta columns, dropped columns) get
+    ids above the schema's, which select nothing: some readers refuse a file column the mapping
+    does not name."""
+    aliases: dict[int, list[str]] = defaultdict(list)
+    for name, field_id in names.items():
+        aliases[field_id].append(name)
+    entries = [_entry(field, aliases[iceberg_id(field, field.name)], field.name) for field in schema]
+    first_unused = last_column_id(schema) + 1
+    entries.extend({"field-id": first_unused + i, "names": [name]} for i, name in enumerate(unmapped))
+    return entries
+
+
+def mapped_ids(mapping: Sequence[dict[str, Any]]) -> int:
+    """The highest id a name mapping uses."""
+    return max((max(entry["field-id"], mapped_ids(entry.get("fields", ()))) for entry in mapping), default=0)
+
+
+def _entry(field: pa.Field, names: list[str], where: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"field-id": iceberg_id(field, where), "names": names}
+    data_type = field.type
+    children: list[pa.Field] = []
+    if pa.types.is_struct(data_type):
+        children = [data_type.field(i) for i in range(data_type.num_fields)]
+    elif pa.types.is_map(data_type):
+        children = [data_type.key_field, data_type.item_field]
+    elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
+        children = [data_type.value_field]
+    if children:
+        entry["fields"] = [_entry(child, [child.name], f"{where}.{child.name}") for child in children]
+    return entry

@@ -1,0 +1,169 @@
+"""A registered table's view published as Iceberg table metadata (format version 2).
+
+The Iceberg table has the view's schema (column ids as field ids), the name mapping that reads
+Hudi's base files in place, and one snapshot adding every data file of the view at its latest
+instant: base files where they are, and the slices they cannot describe written out reconciled
+(see `catalog.iceberg.layout`). Metadata, manifests and written slices go to the publisher's
+folder, named after their content, so publishing a view again after no commit writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.iceberg.layout import Layout, mapped_ids, plan_layout
+from catalog.iceberg.manifests import DataFile, manifest_bytes, manifest_list_bytes
+from catalog.iceberg.materialize import write_slice
+from catalog.iceberg.types import iceberg_schema, last_column_id
+from catalog.service import Catalog
+from shim.read.base_files import parquet_footer
+from shim.read.request import PlannedScan, build_scan
+from shim.timeline.instant import instant_key
+from shim.write.table_init import write_atomically
+
+FORMAT_VERSION = 2
+UNPARTITIONED_LAST_ID = 999  # Iceberg's last-partition-id of a spec without fields
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedTable:
+    """What an Iceberg REST catalog answers for a table: where its metadata is, and the metadata."""
+
+    metadata_location: str
+    metadata: dict[str, Any]
+    written_slices: int
+
+
+def file_uri(path: str) -> str:
+    """An absolute local path as the `file:` URI Iceberg readers take."""
+    return "file://" + os.path.abspath(path)
+
+
+class IcebergPublisher:
+    """Publishes the catalog's views as Iceberg tables under `folder`."""
+
+    def __init__(self, catalog: Catalog, folder: str) -> None:
+        self.catalog = catalog
+        self.folder = os.path.abspath(folder)
+        self._lock = threading.Lock()
+        self._latest: dict[tuple[str, str, str], PublishedTable] = {}
+
+    def publish(self, name: str, view: str) -> PublishedTable:
+        """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest instant."""
+        handle = self.catalog.handle(name)
+        table = handle.table()
+        scan = build_scan(table, mode=view)
+        key = (handle.entry.path, view, repr([(s.partition_path, s.file_id, s.base_file, s.log_files)
+                                              for s in scan.slices]))
+        with self._lock:
+            known = self._latest.get(key)
+        if known is not None and os.path.exists(_path_of(known.metadata_location)):
+            return known
+        published = self.catalog.view(name, view, scan.read_instant)
+        layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
+        data_folder = os.path.join(self.folder, name, "data")
+        files, written = _data_files(scan, layout, data_folder)
+        result = self._write_metadata(name, view, table.path, scan, layout, files, written)
+        with self._lock:
+            self._latest = {k: v for k, v in self._latest.items() if k[:2] != key[:2]}
+            self._latest[key] = result
+        return result
+
+    def _write_metadata(self, name: str, view: str, table_path: str, scan: PlannedScan, layout: Layout,
+                        files: list[DataFile], written: int) -> PublishedTable:
+        schema = iceberg_schema(scan.data_schema)
+        content = json.dumps([schema, layout.name_mapping, [(f.path, f.size) for f in files], scan.read_instant],
+                             sort_keys=True)
+        digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
+        folder = os.path.join(self.folder, name, view, "metadata")
+        metadata_path = os.path.join(folder, f"{digest}.metadata.json")
+        if os.path.exists(metadata_path):
+            with open(metadata_path, encoding="utf-8") as handle:
+                return PublishedTable(file_uri(metadata_path), json.load(handle), written)
+        os.makedirs(folder, exist_ok=True)
+        snapshot_id = int(digest[:15], 16)  # positive, below 2**63
+        timestamp_ms = _instant_ms(scan.read_instant)
+        manifest_path = os.path.join(folder, f"{digest}-m0.avro")
+        manifest = manifest_bytes(files, snapshot_id, 1, schema)
+        write_atomically(manifest_path, manifest)
+        list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
+        write_atomically(list_path, manifest_list_bytes(file_uri(manifest_path), len(manifest), files,
+                                                         snapshot_id, 1))
+        properties = {
+            "schema.name-mapping.default": json.dumps(layout.name_mapping),
+            "hudi-shim.table": name,
+            "hudi-shim.view": view,
+            "hudi-shim.instant": scan.read_instant or "",
+            "hudi-shim.files-in-place": str(sum(p.base_path is not None for p in layout.placements)),
+            "hudi-shim.slices-written": str(sum(p.base_path is None for p in layout.placements)),
+        }
+        metadata = {
+            "format-version": FORMAT_VERSION,
+            "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{file_uri(table_path)}#{view}")),
+            "location": file_uri(table_path),
+            "last-sequence-number": 1,
+            "last-updated-ms": timestamp_ms,
+            "last-column-id": max(last_column_id(scan.data_schema), mapped_ids(layout.name_mapping)),
+            "current-schema-id": 0,
+            "schemas": [schema],
+            "default-spec-id": 0,
+            "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": UNPARTITIONED_LAST_ID,
+            "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "properties": properties,
+            "current-snapshot-id": snapshot_id,
+            "refs": {"main": {"snapshot-id": snapshot_id, "type": "branch"}},
+            "snapshots": [{
+                "snapshot-id": snapshot_id,
+                "sequence-number": 1,
+                "timestamp-ms": timestamp_ms,
+                "manifest-list": file_uri(list_path),
+                "summary": {"operation": "append", "added-data-files": str(len(files)),
+                            "added-records": str(sum(f.record_count for f in files)),
+                            "total-data-files": str(len(files)),
+                            "total-records": str(sum(f.record_count for f in files))},
+                "schema-id": 0,
+            }],
+            "snapshot-log": [{"timestamp-ms": timestamp_ms, "snapshot-id": snapshot_id}],
+            "metadata-log": [],
+        }
+        write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
+        return PublishedTable(file_uri(metadata_path), metadata, written)
+
+
+def _data_files(scan: PlannedScan, layout: Layout, data_folder: str) -> tuple[list[DataFile], int]:
+    files: list[DataFile] = []
+    written = 0
+    for placement in layout.placements:
+        if placement.base_path is not None:
+            footer = parquet_footer(placement.base_path)
+            files.append(DataFile(file_uri(placement.base_path), footer.num_rows,
+                                  os.path.getsize(placement.base_path)))
+            continue
+        out = write_slice(scan, placement.file_slice, data_folder)
+        written += 1
+        if out.path is not None:
+            files.append(DataFile(file_uri(out.path), out.record_count, out.size))
+    return files, written
+
+
+def _instant_ms(instant: str | None) -> int:
+    if instant is None:
+        return 0
+    import datetime as dt
+
+    digits = instant_key(instant)[:17].ljust(17, "0")
+    moment = dt.datetime.strptime(digits[:14], "%Y%m%d%H%M%S").replace(tzinfo=dt.UTC)
+    return int(moment.timestamp() * 1000) + int(digits[14:17])
+
+
+def _path_of(uri: str) -> str:
+    return uri.removeprefix("file://")
+

@@ -1,0 +1,162 @@
+"""The Iceberg REST catalog endpoints (read-only), under `/iceberg`.
+
+Engines with an Iceberg REST client (Trino's and Presto's Iceberg connectors, Spark, DuckDB's
+iceberg extension, PyIceberg) list and load the shim's tables here, then read their data files
+themselves. One namespace, `default`, holds every registered table twice: `<table>` (the
+snapshot view) and `<table>_ro` (read-optimized), the names DuckDB views use. A registered
+table whose own name ends in `_ro` keeps it.
+
+    trino:    iceberg.catalog.type=rest, iceberg.rest-catalog.uri=http://127.0.0.1:8080/iceberg
+    duckdb:   ATTACH 'shim' AS shim (TYPE iceberg, ENDPOINT 'http://127.0.0.1:8080/iceberg', ...)
+
+Query parameters Iceberg clients send (`warehouse`, `pageToken`, `pageSize`, `snapshots`) are
+accepted and ignored: one page holds every table, and a table has one snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from catalog.iceberg.publish import IcebergPublisher
+from catalog.models import ErrorBody
+from catalog.routes import require_token
+from catalog.service import Catalog
+from shim.errors import TableNotFoundError
+
+NAMESPACE = "default"
+RO_SUFFIX = "_ro"
+SUPPORTED = (
+    "GET /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+)
+
+
+class NamespaceNotFoundError(TableNotFoundError):
+    """The Iceberg catalog has no namespace of that name (it has one: `default`)."""
+
+
+class CatalogConfig(BaseModel):
+    defaults: dict[str, str]
+    overrides: dict[str, str]
+    endpoints: list[str]
+
+
+class NamespaceList(BaseModel):
+    namespaces: list[list[str]]
+
+
+class NamespaceInfo(BaseModel):
+    namespace: list[str]
+    properties: dict[str, str]
+
+
+class TableIdentifier(BaseModel):
+    namespace: list[str]
+    name: str
+
+
+class TableIdentifiers(BaseModel):
+    identifiers: list[TableIdentifier]
+
+
+class LoadTableResult(BaseModel):
+    """Where the table's metadata file is, and its content (Iceberg table metadata, format v2)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    metadata_location: str = Field(alias="metadata-location")
+    metadata: dict[str, Any]
+    config: dict[str, str]
+
+
+router = APIRouter(prefix="/iceberg/v1", tags=["iceberg"], dependencies=[Depends(require_token)],
+                   responses={401: {"model": ErrorBody, "description": "missing or wrong token"},
+                              404: {"model": ErrorBody, "description": "no such namespace or table"}})
+
+
+def _catalog(request: Request) -> Catalog:
+    catalog: Catalog = request.app.state.catalog
+    return catalog
+
+
+def _publisher(request: Request) -> IcebergPublisher:
+    publisher: IcebergPublisher = request.app.state.iceberg
+    return publisher
+
+
+def _check_namespace(namespace: str) -> None:
+    if namespace != NAMESPACE:
+        raise NamespaceNotFoundError(f"no namespace {namespace!r}: the catalog's tables are in {NAMESPACE!r}")
+
+
+def iceberg_names(catalog: Catalog) -> list[str]:
+    """The Iceberg tables: every registered table and its read-optimized twin."""
+    registered = catalog.names()
+    names = set(registered)
+    names.update(name + RO_SUFFIX for name in registered)
+    return sorted(names)
+
+
+def resolve(catalog: Catalog, table: str) -> tuple[str, str]:
+    """The registered table and view an Iceberg table name stands for."""
+    registered = set(catalog.names())
+    if table in registered:
+        return table, "snapshot"
+    if table.endswith(RO_SUFFIX) and table[: -len(RO_SUFFIX)] in registered:
+        return table[: -len(RO_SUFFIX)], "read_optimized"
+    raise TableNotFoundError(f"no table {table!r} in namespace {NAMESPACE!r}")
+
+
+@router.get("/config", response_model=CatalogConfig, summary="Iceberg REST: catalog configuration")
+def get_config() -> CatalogConfig:
+    return CatalogConfig(defaults={}, overrides={}, endpoints=list(SUPPORTED))
+
+
+@router.get("/namespaces", response_model=NamespaceList, summary="Iceberg REST: list namespaces")
+def list_namespaces(request: Request) -> NamespaceList:
+    return NamespaceList(namespaces=[] if request.query_params.get("parent") else [[NAMESPACE]])
+
+
+@router.get("/namespaces/{namespace}", response_model=NamespaceInfo, summary="Iceberg REST: load a namespace")
+def load_namespace(namespace: str) -> NamespaceInfo:
+    _check_namespace(namespace)
+    return NamespaceInfo(namespace=[NAMESPACE], properties={})
+
+
+@router.head("/namespaces/{namespace}", status_code=204, summary="Iceberg REST: namespace exists")
+def namespace_exists(namespace: str) -> Response:
+    _check_namespace(namespace)
+    return Response(status_code=204)
+
+
+@router.get("/namespaces/{namespace}/tables", response_model=TableIdentifiers,
+            summary="Iceberg REST: list tables")
+def list_tables(request: Request, namespace: str) -> TableIdentifiers:
+    _check_namespace(namespace)
+    return TableIdentifiers(identifiers=[TableIdentifier(namespace=[NAMESPACE], name=name)
+                                         for name in iceberg_names(_catalog(request))])
+
+
+@router.get("/namespaces/{namespace}/tables/{table}", response_model=LoadTableResult, response_model_by_alias=True,
+            summary="Iceberg REST: load a table (metadata published for its latest instant)",
+            responses={409: {"model": ErrorBody, "description": "the table uses a feature that cannot be published"}})
+def load_table(request: Request, namespace: str, table: str) -> LoadTableResult:
+    _check_namespace(namespace)
+    name, view = resolve(_catalog(request), table)
+    published = _publisher(request).publish(name, view)
+    return LoadTableResult.model_validate({"metadata-location": published.metadata_location,
+                                           "metadata": published.metadata, "config": {}})
+
+
+@router.head("/namespaces/{namespace}/tables/{table}", status_code=204, summary="Iceberg REST: table exists")
+def table_exists(request: Request, namespace: str, table: str) -> Response:
+    _check_namespace(namespace)
+    resolve(_catalog(request), table)
+    return Response(status_code=204)
