@@ -9,8 +9,8 @@ slice is written out reconciled, with field ids:
 
 - a file holding a column under a name the mapping gives to another column (a column dropped
   and re-added under its old name, a name reused by a rename);
-- a type change Iceberg readers do not apply (long to string, ...), nested lists and maps, and
-  time or timestamps in milliseconds;
+- a type change Iceberg readers do not apply (long to string, ...), a change inside a nested
+  column, and time or timestamps in milliseconds;
 - a partition column the file does not hold (Hudi fills it from the partition path);
 - in the snapshot view, every file slice with log files (their records are merged first).
 """
@@ -154,5 +154,14 @@ def _entry(field: pa.Field, names: list[str], where: str) -> dict[str, Any]:
     elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
         children = [data_type.value_field]
     if children:
-        entry["fields"] = [_entry(child, [child.name], f"{where}.{child.name}") for child in children]
+        entry["fields"] = [_entry(child, _member_names(data_type, child, field.name), f"{where}.{child.name}")
+                           for child in children]
     return entry
+
+
+def _member_names(parent: pa.DataType, child: pa.Field, parent_name: str) -> list[str]:
+    """A nested member's names; a list's element goes by the names Parquet writers give it (the
+    standard `element`, parquet-avro's `array` and `<list>_tuple`, Arrow's `item`)."""
+    if pa.types.is_list(parent) or pa.types.is_large_list(parent):
+        return list(dict.fromkeys([child.name, "element", "array", "item", f"{parent_name}_tuple"]))
+    return [child.name]

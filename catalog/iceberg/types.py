@@ -148,18 +148,27 @@ def _file_type(data_type: pa.DataType, where: str) -> pa.DataType:
 
 def same_type(file_type: pa.DataType, table_type: pa.DataType) -> bool:
     """Whether a file's column reads as the table's type with no conversion: equal primitives, or
-    structs of the same members in the same order (field ids aside)."""
-    if pa.types.is_struct(file_type) and pa.types.is_struct(table_type):
-        files, tables = _children(file_type), _children(table_type)
-        return len(files) == len(tables) and all(
-            f.name == t.name and f.nullable == t.nullable and same_type(f.type, t.type) for f, t in zip(files, tables)
-        )
+    structs, lists and maps whose members match (field ids, list element names aside; a member the
+    file holds as required may be optional in the table)."""
+    nested = (pa.types.is_struct, pa.types.is_map, _is_list)
+    for kind in nested:
+        if kind(file_type) and kind(table_type):
+            files, tables = _children(file_type), _children(table_type)
+            named = kind is pa.types.is_struct
+            return len(files) == len(tables) and all(
+                (f.name == t.name or not named) and (t.nullable or not f.nullable) and same_type(f.type, t.type)
+                for f, t in zip(files, tables)
+            )
     if _children(file_type) or _children(table_type):
-        return False  # lists and maps: laid out in several ways in Parquet; never read in place
+        return False
     try:
         return _file_type(file_type, "") == file_type == table_type
     except UnsupportedFeatureError:
         return False
+
+
+def _is_list(data_type: pa.DataType) -> bool:
+    return bool(pa.types.is_list(data_type) or pa.types.is_large_list(data_type))
 
 
 def promotes(file_type: pa.DataType, table_type: pa.DataType) -> bool:
