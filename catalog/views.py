@@ -62,7 +62,7 @@ class ViewCache:
         table = handle.table()
         scan = build_scan(table, mode=view, as_of=as_of)
         schema_key = _schema_key(scan)
-        touches = _touch_keys(handle, table, scan.read_instant)
+        touches = touch_keys(handle, table, scan.read_instant)
         keyed: list[tuple[FileSlice, Hashable]] = []
         missing: list[FileSlice] = []
         found: dict[FileSlice, tuple[FileSchema, ...]] = {}
@@ -99,7 +99,7 @@ def _schema_key(scan: PlannedScan) -> bytes:
     return digest.digest()
 
 
-def _touch_keys(
+def touch_keys(
     handle: TableHandle, table: shim.Table, read_instant: str | None
 ) -> dict[tuple[str, str] | None, bytes]:
     """Per file group, a digest of the completed instants up to `read_instant` that touched it

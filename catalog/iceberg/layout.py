@@ -11,8 +11,11 @@ slice is written out reconciled, with field ids:
   and re-added under its old name, a name reused by a rename);
 - a type change Iceberg readers do not apply (long to string, ...), a change inside a nested
   column, and time or timestamps in milliseconds;
-- a partition column the file does not hold (Hudi fills it from the partition path);
-- in the snapshot view, every file slice with log files (their records are merged first).
+- a partition column the file does not hold (Hudi fills it from the partition path).
+
+In the snapshot view, a slice with log files whose base file is read in place also gets what
+its logs change: the log records that stand, and position deletes for the base rows they
+supersede (`catalog.iceberg.materialize.write_log_side`).
 """
 
 from __future__ import annotations
@@ -40,11 +43,14 @@ class Placement:
         file_slice: the slice.
         base_path: its base file, read in place (None: the slice is written out).
         reason: why the slice is written out (None when read in place).
+        merge_logs: the view merges the slice's log files: with the base file in place, what
+            they change is written out (standing log records, position deletes).
     """
 
     file_slice: FileSlice
     base_path: str | None
     reason: str | None
+    merge_logs: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,16 +74,16 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
     for file_slice in slices:
         base_path = file_slice.base_path(table_path)
         bases = [f for f in by_group[(file_slice.partition_path, file_slice.file_id)] if f.kind == "base_file"]
-        if view.view == "snapshot" and file_slice.has_logs:
-            reason: str | None = "log files are merged into it"
-        elif base_path is None or not bases:
+        reason: str | None
+        if base_path is None or not bases:
             reason = "it has no base file"
         else:
             physical = read_file_schema(base_path)
             reason = _why_not_in_place(bases[0], physical, schema, names, partition_fields)
             if reason is None:
                 unmapped.update(name for name in physical.names if name not in names)
-        placements.append(Placement(file_slice, base_path if reason is None else None, reason))
+        placements.append(Placement(file_slice, base_path if reason is None else None, reason,
+                                    view.view == "snapshot" and file_slice.has_logs))
     return Layout(tuple(placements), _mapping(schema, names, sorted(unmapped)))
 
 

@@ -1,7 +1,8 @@
 """Iceberg (format version 2) manifest files and manifest lists, written as Avro with fastavro.
 
-A published view is one snapshot that adds all its data files: one manifest of data files, and
-a manifest list naming it. The Avro schemas carry Iceberg's field ids (`field-id`), which
+A published view is one snapshot that adds all its files: a manifest of data files, a manifest
+of position delete files when some base rows are superseded by log records, and a manifest list
+naming them. The Avro schemas carry Iceberg's field ids (`field-id`), which
 readers use to find fields.
 """
 
@@ -17,15 +18,18 @@ import fastavro
 
 ADDED = 1  # manifest entry status
 DATA = 0  # content: data files (manifest entries) / data manifests (manifest list)
+POSITION_DELETES = 1  # content: position delete files / delete manifests
+DELETES = 1
 
 
 @dataclass(frozen=True, slots=True)
 class DataFile:
-    """One Parquet data file of a snapshot."""
+    """One Parquet file of a snapshot: data (content 0) or position deletes (content 1)."""
 
     path: str
     record_count: int
     size: int
+    content: int = DATA
 
 
 def _optional(name: str, field_id: int, avro_type: Any) -> dict[str, Any]:
@@ -83,14 +87,15 @@ MANIFEST_FILE = {
 
 
 def manifest_bytes(files: Sequence[DataFile], snapshot_id: int, sequence_number: int,
-                   table_schema: dict[str, Any]) -> bytes:
-    """A manifest adding `files` in snapshot `snapshot_id` (unpartitioned spec 0)."""
+                   table_schema: dict[str, Any], content: int = DATA) -> bytes:
+    """A manifest adding `files` (all data, or all position deletes: `content`) in snapshot
+    `snapshot_id` (unpartitioned spec 0)."""
     records = [{
         "status": ADDED,
         "snapshot_id": snapshot_id,
         "sequence_number": sequence_number,
         "file_sequence_number": sequence_number,
-        "data_file": {"content": DATA, "file_path": f.path, "file_format": "PARQUET", "partition": {},
+        "data_file": {"content": f.content, "file_path": f.path, "file_format": "PARQUET", "partition": {},
                       "record_count": f.record_count, "file_size_in_bytes": f.size},
     } for f in files]
     metadata = {
@@ -99,32 +104,41 @@ def manifest_bytes(files: Sequence[DataFile], snapshot_id: int, sequence_number:
         "partition-spec": "[]",
         "partition-spec-id": "0",
         "format-version": "2",
-        "content": "data",
+        "content": "deletes" if content == DELETES else "data",
     }
     return _avro(MANIFEST_ENTRY, records, metadata)
 
 
-def manifest_list_bytes(manifest_path: str, manifest_length: int, files: Sequence[DataFile], snapshot_id: int,
-                        sequence_number: int) -> bytes:
-    """A manifest list naming the one data manifest of snapshot `snapshot_id`."""
-    record = {
-        "manifest_path": manifest_path,
-        "manifest_length": manifest_length,
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """A written manifest: where, how long, what it holds."""
+
+    path: str
+    length: int
+    content: int
+    files: tuple[DataFile, ...]
+
+
+def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequence_number: int) -> bytes:
+    """The manifest list of snapshot `snapshot_id`, naming its manifests."""
+    records = [{
+        "manifest_path": m.path,
+        "manifest_length": m.length,
         "partition_spec_id": 0,
-        "content": DATA,
+        "content": m.content,
         "sequence_number": sequence_number,
         "min_sequence_number": sequence_number,
         "added_snapshot_id": snapshot_id,
-        "added_files_count": len(files),
+        "added_files_count": len(m.files),
         "existing_files_count": 0,
         "deleted_files_count": 0,
-        "added_rows_count": sum(f.record_count for f in files),
+        "added_rows_count": sum(f.record_count for f in m.files),
         "existing_rows_count": 0,
         "deleted_rows_count": 0,
-    }
+    } for m in manifests]
     metadata = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null",
                 "sequence-number": str(sequence_number), "format-version": "2"}
-    return _avro(MANIFEST_FILE, [record], metadata)
+    return _avro(MANIFEST_FILE, records, metadata)
 
 
 def _avro(schema: dict[str, Any], records: list[dict[str, Any]], metadata: dict[str, str]) -> bytes:

@@ -1,5 +1,9 @@
-"""Write a file slice out for Iceberg readers: its rows read by the shim (log records merged,
-columns reconciled by id) into one Parquet file whose columns carry Iceberg field ids.
+"""Write file slices out for Iceberg readers, as Parquet files whose columns carry Iceberg ids.
+
+Either the whole slice, as the shim reads it (log records merged, columns reconciled by id), or
+only what its log files change (`write_log_side`): the log records that stand, and Iceberg
+position deletes for the base file rows they supersede or delete, the base file staying read
+in place.
 
 Files are named after what they hold (the table, the view's schema and the slice's files with
 their sizes), so a slice no later commit touched is written once and found again.
@@ -10,14 +14,18 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catalog.iceberg.types import file_schema_for_iceberg
 from shim.plan.slices import FileSlice
+from shim.read.merged_slice import slice_merge_state
 from shim.read.request import PlannedScan
+from shim.schema import FIELD_ID_KEY
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,34 +37,74 @@ class WrittenFile:
     size: int
 
 
-def slice_digest(scan: PlannedScan, file_slice: FileSlice) -> str:
-    """A name for what a slice reads as in this view: table, view, schema and the slice's files."""
-    digest = hashlib.blake2b(digest_size=16)
+def slice_digest(scan: PlannedScan, file_slice: FileSlice, touched: bytes) -> str:
+    """A name for what a slice reads as in this view: table, view, schema, the slice's files and
+    `touched`, the completed instants that wrote its file group (a log block already in a file
+    becomes visible when its instant completes)."""
+    digest = hashlib.blake2b(touched, digest_size=16)
     for part in (scan.table.path, scan.mode, repr(file_slice)):
         digest.update(part.encode("utf-8") + b"\0")
     digest.update(scan.data_schema.serialize().to_pybytes())
     return digest.hexdigest()
 
 
-def write_slice(scan: PlannedScan, file_slice: FileSlice, folder: str) -> WrittenFile:
+#: Iceberg's reserved field ids of position delete files.
+DELETE_FILE_PATH_ID, DELETE_POS_ID = 2147483546, 2147483545
+POSITION_DELETE_SCHEMA = pa.schema([
+    pa.field("file_path", pa.string(), False, {FIELD_ID_KEY: str(DELETE_FILE_PATH_ID).encode()}),
+    pa.field("pos", pa.int64(), False, {FIELD_ID_KEY: str(DELETE_POS_ID).encode()}),
+])
+
+
+def write_slice(scan: PlannedScan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:
     """The slice's rows as `folder/<digest>.parquet` (reused when already there)."""
-    path = os.path.join(folder, f"{slice_digest(scan, file_slice)}.parquet")
+    path = os.path.join(folder, f"{slice_digest(scan, file_slice, touched)}.parquet")
+    target = file_schema_for_iceberg(scan.data_schema)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        reader = replace(scan, slices=[file_slice]).reader()
+        try:
+            for batch in reader:
+                yield _as_target(batch, target)
+        finally:
+            reader.close()
+
+    return _write(path, target, batches)
+
+
+def write_log_side(scan: PlannedScan, file_slice: FileSlice, touched: bytes, base_uri: str,
+                   folder: str) -> tuple[WrittenFile, WrittenFile]:
+    """What the slice's logs change, for a base file read in place as `base_uri`: the standing
+    log records (`<digest>-log.parquet`) and the position deletes of base rows that do not stand
+    (`<digest>-deletes.parquet`)."""
+    state = slice_merge_state(scan, file_slice)
+    digest = slice_digest(scan, file_slice, touched)
+    target = file_schema_for_iceberg(scan.data_schema)
+    log_rows = state.log_rows.select(scan.data_schema.names)
+    rows = _write(os.path.join(folder, f"{digest}-log.parquet"), target,
+                  lambda: (_as_target(b, target) for b in log_rows.to_batches()))
+    dropped = np.flatnonzero(~np.asarray(state.base_keep.to_numpy(zero_copy_only=False), dtype=bool)) \
+        if state.base_keep is not None else np.empty(0, np.int64)
+    deletes = pa.record_batch([pa.array([base_uri] * len(dropped), pa.string()), pa.array(dropped, pa.int64())],
+                              schema=POSITION_DELETE_SCHEMA)
+    deleted = _write(os.path.join(folder, f"{digest}-deletes.parquet"), POSITION_DELETE_SCHEMA,
+                     lambda: iter([deletes]))
+    return rows, deleted
+
+
+def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.RecordBatch]]) -> WrittenFile:
+    """`batches` as the Parquet file `path` (reused when already there; None path: no rows)."""
     if os.path.exists(path):
         return WrittenFile(path, pq.ParquetFile(path).metadata.num_rows, os.path.getsize(path))
-    os.makedirs(folder, exist_ok=True)
-    target = file_schema_for_iceberg(scan.data_schema)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.getpid()}-{threading.get_ident()}.tmp"
     rows = 0
     try:
-        with pq.ParquetWriter(tmp, target, compression="zstd") as writer:
-            reader = replace(scan, slices=[file_slice]).reader()
-            try:
-                for batch in reader:
-                    if batch.num_rows:
-                        writer.write_batch(_as_target(batch, target))
-                        rows += batch.num_rows
-            finally:
-                reader.close()
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for batch in batches():
+                if batch.num_rows:
+                    writer.write_batch(batch)
+                    rows += batch.num_rows
         if rows == 0:
             os.unlink(tmp)
             return WrittenFile(None, 0, 0)

@@ -3,7 +3,8 @@
 The Iceberg table has the view's schema (column ids as field ids), the name mapping that reads
 Hudi's base files in place, and one snapshot adding every data file of the view at its latest
 instant: base files where they are, and the slices they cannot describe written out reconciled
-(see `catalog.iceberg.layout`). Metadata, manifests and written slices go to the publisher's
+(see `catalog.iceberg.layout`), plus, for merge-on-read snapshots, what log files change
+(standing log records, and position deletes of the base rows they supersede). Metadata, manifests and written slices go to the publisher's
 folder, named after their content, so publishing a view again after no commit writes nothing.
 """
 
@@ -18,10 +19,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog.iceberg.layout import Layout, mapped_ids, plan_layout
-from catalog.iceberg.manifests import DataFile, manifest_bytes, manifest_list_bytes
-from catalog.iceberg.materialize import write_slice
+from catalog.iceberg.manifests import (
+    DATA,
+    DELETES,
+    POSITION_DELETES,
+    DataFile,
+    Manifest,
+    manifest_bytes,
+    manifest_list_bytes,
+)
+from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
 from catalog.iceberg.types import iceberg_schema, last_column_id
 from catalog.service import Catalog
+from catalog.views import touch_keys
 from shim.read.base_files import parquet_footer
 from shim.read.request import PlannedScan, build_scan
 from shim.timeline.instant import instant_key
@@ -68,7 +78,7 @@ class IcebergPublisher:
         published = self.catalog.view(name, view, scan.read_instant)
         layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
         data_folder = os.path.join(self.folder, name, "data")
-        files, written = _data_files(scan, layout, data_folder)
+        files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
         result = self._write_metadata(name, view, table.path, scan, layout, files, written)
         with self._lock:
             self._latest = {k: v for k, v in self._latest.items() if k[:2] != key[:2]}
@@ -78,7 +88,8 @@ class IcebergPublisher:
     def _write_metadata(self, name: str, view: str, table_path: str, scan: PlannedScan, layout: Layout,
                         files: list[DataFile], written: int) -> PublishedTable:
         schema = iceberg_schema(scan.data_schema)
-        content = json.dumps([schema, layout.name_mapping, [(f.path, f.size) for f in files], scan.read_instant],
+        content = json.dumps([schema, layout.name_mapping, [(f.path, f.size, f.content) for f in files],
+                              scan.read_instant],
                              sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, view, "metadata")
@@ -89,12 +100,18 @@ class IcebergPublisher:
         os.makedirs(folder, exist_ok=True)
         snapshot_id = int(digest[:15], 16)  # positive, below 2**63
         timestamp_ms = _instant_ms(scan.read_instant)
-        manifest_path = os.path.join(folder, f"{digest}-m0.avro")
-        manifest = manifest_bytes(files, snapshot_id, 1, schema)
-        write_atomically(manifest_path, manifest)
+        manifests = []
+        for kind in (DATA, DELETES):
+            held = tuple(f for f in files if f.content == kind)
+            if held or kind == DATA:
+                manifest_path = os.path.join(folder, f"{digest}-m{kind}.avro")
+                manifest = manifest_bytes(held, snapshot_id, 1, schema, kind)
+                write_atomically(manifest_path, manifest)
+                manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
         list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
-        write_atomically(list_path, manifest_list_bytes(file_uri(manifest_path), len(manifest), files,
-                                                         snapshot_id, 1))
+        write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, 1))
+        data = [f for f in files if f.content == DATA]
+        deletes = [f for f in files if f.content != DATA]
         properties = {
             "schema.name-mapping.default": json.dumps(layout.name_mapping),
             "hudi-shim.table": name,
@@ -125,10 +142,12 @@ class IcebergPublisher:
                 "sequence-number": 1,
                 "timestamp-ms": timestamp_ms,
                 "manifest-list": file_uri(list_path),
-                "summary": {"operation": "append", "added-data-files": str(len(files)),
-                            "added-records": str(sum(f.record_count for f in files)),
-                            "total-data-files": str(len(files)),
-                            "total-records": str(sum(f.record_count for f in files))},
+                "summary": {"operation": "append", "added-data-files": str(len(data)),
+                            "added-records": str(sum(f.record_count for f in data)),
+                            "added-delete-files": str(len(deletes)),
+                            "added-position-deletes": str(sum(f.record_count for f in deletes)),
+                            "total-data-files": str(len(data)),
+                            "total-records": str(sum(f.record_count for f in data))},
                 "schema-id": 0,
             }],
             "snapshot-log": [{"timestamp-ms": timestamp_ms, "snapshot-id": snapshot_id}],
@@ -138,19 +157,30 @@ class IcebergPublisher:
         return PublishedTable(file_uri(metadata_path), metadata, written)
 
 
-def _data_files(scan: PlannedScan, layout: Layout, data_folder: str) -> tuple[list[DataFile], int]:
+def _data_files(scan: PlannedScan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],
+                data_folder: str) -> tuple[list[DataFile], int]:
+    """Every data and position delete file of the snapshot, and how many slices were written out."""
     files: list[DataFile] = []
     written = 0
-    for placement in layout.placements:
-        if placement.base_path is not None:
-            footer = parquet_footer(placement.base_path)
-            files.append(DataFile(file_uri(placement.base_path), footer.num_rows,
-                                  os.path.getsize(placement.base_path)))
-            continue
-        out = write_slice(scan, placement.file_slice, data_folder)
-        written += 1
+
+    def add(out: WrittenFile, content: int = DATA) -> None:
         if out.path is not None:
-            files.append(DataFile(file_uri(out.path), out.record_count, out.size))
+            files.append(DataFile(file_uri(out.path), out.record_count, out.size, content))
+
+    for placement in layout.placements:
+        file_slice = placement.file_slice
+        touched = touches.get((file_slice.partition_path, file_slice.file_id), touches[None])
+        if placement.base_path is None:
+            add(write_slice(scan, file_slice, touched, data_folder))
+            written += 1
+            continue
+        base_uri = file_uri(placement.base_path)
+        files.append(DataFile(base_uri, parquet_footer(placement.base_path).num_rows,
+                              os.path.getsize(placement.base_path)))
+        if placement.merge_logs:
+            log_rows, deletes = write_log_side(scan, file_slice, touched, base_uri, data_folder)
+            add(log_rows)
+            add(deletes, POSITION_DELETES)
     return files, written
 
 

@@ -96,3 +96,25 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
         yield from batches
 
     return read
+
+
+def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeState:
+    """How a snapshot read merges one slice: which base rows stand and the log records that
+    follow them (remembered by the table's cache, or found reading only the merge columns)."""
+    assert scan.read_instant is not None and scan.merge is not None
+    cache = scan.table.slice_cache
+    key = (file_slice, scan.read_instant)
+    state = cache.get(key)
+    if state is not None:
+        return state
+    merge = start_slice_merge(scan, file_slice)
+    path = file_slice.base_path(scan.table.path)
+    if path is not None and file_slice.base_file is not None:
+        columns = list(dict.fromkeys(scan.merge.columns))
+        plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=read_file_schema(path),
+                                  columns=columns, path=path)
+        for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
+            merge.keep(batch, scan, path)
+    state = merge.state()
+    cache.put(key, state, state.nbytes)
+    return state
