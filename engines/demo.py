@@ -53,7 +53,7 @@ def write_demo_table(spark: Any, path: str) -> None:
 
 
 def run_demo(folder: str) -> int:
-    """Build the demo warehouse under `folder`, serve it, query it three ways; returns 0."""
+    """Build the demo warehouse under `folder`, serve it, query it four ways; returns 0."""
     from catalog.server import running
     from catalog.settings import Settings
     from engines.duckdb import connect
@@ -83,11 +83,20 @@ def run_demo(folder: str) -> int:
         print(render_table(connect(warehouse).execute(sql).to_arrow_table()))
         print(f"3b. HTTP scan API: POST {server.url}/v1/tables/trips/scan columns={QUERY_COLUMNS}")
         print(render_table(ShimClient(server.url).scan("trips", columns=QUERY_COLUMNS).sort_by("trip_id")))
+        print(f"3c. Iceberg REST catalog at {server.url}/iceberg (as Trino or Presto would read it), DuckDB's "
+              "iceberg extension:")
+        print(render_table(_through_iceberg(server.url, sql.replace("FROM trips", "FROM shim.default.trips"))))
     print("4. hudi-rs 0.5 (reads by column name) on the same table:")
     print(_hudi_rs_rows(path))
     print("   hudi-rs loses passenger for rows written before the rename and brings back the dropped int tip\n"
           "   as text; hudi-shim reads every file with the schema of the commit that wrote it.")
     return 0
+
+
+def _through_iceberg(url: str, sql: str) -> Any:
+    from engines.iceberg import attach
+
+    return attach(url).execute(sql).to_arrow_table()
 
 
 def _hudi_rs_rows(path: str) -> str:

@@ -1,4 +1,4 @@
-"""The README's main job, end to end: PySpark write, evolution, catalog, DuckDB, HTTP, hudi-rs."""
+"""The README's main job, end to end: PySpark write, evolution, catalog, DuckDB, HTTP, Iceberg REST, hudi-rs."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ def test_demo_answers_right_through_duckdb_and_http_and_shows_hudi_rs_wrong(tmp_
     assert run_demo(str(tmp_path / "wh")) == 0
     out = capsys.readouterr().out
     duckdb_part = out.split("3a. DuckDB")[1].split("3b.")[0]
-    http_part = out.split("3b. HTTP")[1].split("4. hudi-rs")[0]
+    http_part = out.split("3b. HTTP")[1].split("3c.")[0]
+    iceberg_part = out.split("3c. Iceberg")[1].split("4. hudi-rs")[0]
     hudi_rs_part = out.split("4. hudi-rs")[1]
-    for part in (duckdb_part, http_part):
+    for part in (duckdb_part, http_part, iceberg_part):
         assert "t1      | sf   | ana       | 10.0 | NULL" in part
         assert "t2      | sf   | bo        | 24.5 | cash" in part
         assert "(5 rows)" in part
