@@ -130,7 +130,7 @@ class ColumnMappingModel(BaseModel):
     table_type: str
     file_column: str | None
     file_type: str | None
-    action: Literal["read", "rename", "cast", "rename+cast", "null"]
+    action: Literal["read", "rename", "cast", "rename+cast", "null", "partition"]
 
 
 class FileSchemaModel(BaseModel):

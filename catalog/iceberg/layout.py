@@ -111,7 +111,7 @@ def _why_not_in_place(file_schema: FileSchema, physical: pa.Schema, schema: pa.S
     for column in file_schema.columns:
         table_field = schema.field(column.table_column)
         if column.file_column is None:
-            if column.table_column in partition_fields:
+            if column.action == "partition" or column.table_column in partition_fields:
                 return f"partition column {column.table_column!r} is not in the file"
             continue
         index = physical.get_field_index(column.file_column)

@@ -69,8 +69,11 @@ class IcebergPublisher:
         handle = self.catalog.handle(name)
         table = handle.table()
         scan = build_scan(table, mode=view)
-        key = (handle.entry.path, view, repr([(s.partition_path, s.file_id, s.base_file, s.log_files)
-                                              for s in scan.slices]))
+        # What the answer depends on: the commit read (a commit may change only the schema, or
+        # make a log block already in a file visible), the schema and the slices.
+        key = (handle.entry.path, view, "\n".join([
+            scan.read_instant or "", scan.data_schema.to_string(show_schema_metadata=False),
+            repr([(s.partition_path, s.file_id, s.base_file, s.log_files) for s in scan.slices])]))
         with self._lock:
             known = self._latest.get(key)
         if known is not None and os.path.exists(_path_of(known.metadata_location)):

@@ -20,7 +20,7 @@ from shim.read.base_files import read_file_schema
 from shim.read.log_blocks import visible_blocks
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.resolvers import ReconciledPlan
-from shim.schema import FieldStatus
+from shim.schema import FieldStatus, arrow_field_id
 
 if TYPE_CHECKING:
     from shim.read.request import PlannedScan
@@ -36,7 +36,8 @@ class ColumnMapping:
         table_type: its type in the table schema (Arrow type text).
         file_column: the file's name for it, or None when the file does not hold it.
         file_type: the file's type for it (Arrow type text), or None.
-        action: "read", "rename", "cast", "rename+cast", or "null" (added, or dropped and re-added).
+        action: "read", "rename", "cast", "rename+cast", "null" (added, or dropped and re-added),
+            or "partition" (a partition column the data files leave out: its value is the path's).
     """
 
     table_column: str
@@ -113,11 +114,19 @@ def _describe(
     version: int | None,
 ) -> FileSchema:
     resolver = scan.schemas.resolver
+    from_path: list[str] = []
     if isinstance(resolver, PartitionFillingResolver):
+        if resolver.config.drop_partition_columns:  # the files do not hold them: the path does
+            from_path = [c for c in columns
+                         if c in resolver.config.partition_fields and file_schema.get_field_index(c) < 0]
         resolver = resolver.inner  # describe the file itself, not values taken from its path
-    plan = resolver.plan(instant=instant, file_schema=file_schema, columns=columns, path=path)
+    read = [c for c in columns if c not in from_path]
+    plan = resolver.plan(instant=instant, file_schema=file_schema, columns=read, path=path)
     assert isinstance(plan, ReconciledPlan)
-    mappings = []
+    by_name: dict[str, ColumnMapping] = {}
+    for name in from_path:
+        field = scan.data_schema.field(name)
+        by_name[name] = ColumnMapping(name, arrow_field_id(field), str(field.type), None, None, "partition")
     for field_plan in plan.plan.columns:
         source = field_plan.source
         identity = field_plan.node is not None and field_plan.node.identity
@@ -128,14 +137,15 @@ def _describe(
         else:
             action = "read" if identity else "cast"
         index = file_schema.get_field_index(source) if source else -1
-        mappings.append(ColumnMapping(
+        by_name[field_plan.name] = ColumnMapping(
             table_column=field_plan.name,
             column_id=field_plan.field_id,
             table_type=str(field_plan.arrow_field.type),
             file_column=source,
             file_type=str(file_schema.field(index).type) if index >= 0 else None,
             action=action,
-        ))
+        )
+    mappings = [by_name[c] for c in columns]
     relative = os.path.relpath(path, scan.table.path).replace(os.sep, "/")
     return FileSchema(relative, kind, file_slice.partition_path, file_slice.file_id, instant, offset, version,
                       tuple(mappings))

@@ -153,3 +153,20 @@ def test_time_travel_view_reuses_unchanged_groups(two_groups, counted):
     # The schema differs between the two read instants, so nothing is shared; the same as_of again is.
     cat.view("t", as_of=two)
     assert counted == [{"g1-0", "g2-0"}, {"g1-0", "g2-0"}]
+
+
+def test_partition_column_left_out_of_the_files_is_described_as_from_the_path(tmp_path):
+    """hoodie.datasource.write.drop.partition.columns: the files lack `city`, the path holds it."""
+    from tests.tablekit import TinyTable
+
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string())])
+    table = TinyTable(tmp_path / "wh" / "parts", schema, mor=False, partition=["city"],
+                      extra={"hoodie.datasource.write.drop.partition.columns": "true"})
+    table.base([{"id": "r1", "ts": 1, "city": "sf"}], partition="city=sf")
+    cat = Catalog(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:"))
+    try:
+        [base] = cat.view("parts", "snapshot").files
+        actions = {c.table_column: (c.file_column, c.action) for c in base.columns}
+        assert actions == {"id": ("id", "read"), "ts": ("ts", "read"), "city": (None, "partition")}
+    finally:
+        cat.close()
