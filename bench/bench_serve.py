@@ -9,6 +9,8 @@ The server runs as a separate process (`hudi-shim serve`), on a loopback port. C
 turn, round after round, so a shared machine's changing speed weighs on each alike; ratios compare
 the fastest runs (medians beside them).
 Targets: HTTP stream >= 0.8x the in-process throughput; the selective query <= 2x plain Parquet.
+The selective query also runs through the Iceberg REST catalog (DuckDB's iceberg extension: the
+engine reads the published files itself, as Trino would).
 Also measured: the stream with lz4 compression (for slow networks) and the bytes each sends.
 """
 
@@ -190,6 +192,20 @@ def http_vs_in_process(table_path: str, url: str, repeat: int) -> dict[str, obje
     return results
 
 
+def iceberg_publish(url: str) -> dict[str, object]:
+    """Seconds to load each view from the Iceberg REST catalog: the first load publishes it (files
+    written out, position deletes), the second finds it published."""
+    import httpx
+
+    results: dict[str, object] = {}
+    for name in ("bench", "bench_ro"):
+        for attempt in ("first", "again"):
+            start = time.perf_counter()
+            httpx.get(f"{url}/iceberg/v1/namespaces/default/tables/{name}", timeout=300).raise_for_status()
+            results[f"iceberg_load_{name}_{attempt}_s"] = round(time.perf_counter() - start, 3)
+    return results
+
+
 def selective_queries(table_path: str, plain_path: str, url: str, repeat: int) -> dict[str, object]:
     """One column of one partition: DuckDB over the shim (in-process and HTTP) vs over plain Parquet.
 
@@ -208,9 +224,13 @@ def selective_queries(table_path: str, plain_path: str, url: str, repeat: int) -
     plain = duckdb.connect()
     plain.execute(f"CREATE VIEW bench AS SELECT * FROM read_parquet('{plain_path}/*/*.parquet', "
                   "hive_partitioning = true)")
-    local, remote = connect(table_path), connect(url)
+    from engines.iceberg import attach
+
+    local, remote, iceberg = connect(table_path), connect(url), attach(url)
     queries = {"plain": partial(value, plain, "bench"), "snapshot": partial(value, local, "bench"),
-               "read_optimized": partial(value, local, "bench_ro"), "snapshot_http": partial(value, remote, "bench")}
+               "read_optimized": partial(value, local, "bench_ro"), "snapshot_http": partial(value, remote, "bench"),
+               "snapshot_iceberg": partial(value, iceberg, "shim.default.bench"),
+               "read_optimized_iceberg": partial(value, iceberg, "shim.default.bench_ro")}
     for query in queries.values():
         query()  # warm-up
     timed = interleaved(repeat, queries)
@@ -242,6 +262,7 @@ def main() -> None:
     try:
         url = f"http://127.0.0.1:{port}"
         results.update(http_vs_in_process(table_path, url, args.repeat))
+        results.update(iceberg_publish(url))
         results.update(selective_queries(table_path, plain_path, url, args.repeat))
     finally:
         server.terminate()
@@ -252,7 +273,7 @@ def main() -> None:
               f"throughput (medians {results[f'{mode}_http_vs_in_process_throughput_median']}x; target >= 0.8x)")
         print(f"  with lz4 compression: {results[f'{mode}_http_lz4_vs_in_process_throughput']}x on loopback; "
               f"{results[f'{mode}_wire_bytes_lz4']:,} bytes sent instead of {results[f'{mode}_wire_bytes']:,}")
-    for label in ("snapshot", "read_optimized", "snapshot_http"):
+    for label in ("snapshot", "read_optimized", "snapshot_http", "snapshot_iceberg", "read_optimized_iceberg"):
         print(f"selective DuckDB {label:<14} = {results[f'selective_{label}_vs_plain_time']}x plain Parquet "
               f"time (medians {results[f'selective_{label}_vs_plain_time_median']}x; target <= 2x)")
 

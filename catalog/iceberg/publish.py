@@ -63,11 +63,24 @@ class IcebergPublisher:
         self.folder = os.path.abspath(folder)
         self._lock = threading.Lock()
         self._latest: dict[tuple[str, str, str], PublishedTable] = {}
+        self._publishing: dict[tuple[str, str], threading.Lock] = {}
+        self._by_timeline: dict[tuple[str, str], tuple[object, PublishedTable]] = {}
 
     def publish(self, name: str, view: str) -> PublishedTable:
-        """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest instant."""
+        """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest instant.
+
+        Requests for the same view wait for one another, so a slice is written out once."""
+        with self._lock:
+            lock = self._publishing.setdefault((name, view), threading.Lock())
+        with lock:
+            return self._publish(name, view)
+
+    def _publish(self, name: str, view: str) -> PublishedTable:
         handle = self.catalog.handle(name)
-        table = handle.table()
+        table = handle.table()  # the same object while the table's timeline is unchanged
+        seen = self._by_timeline.get((name, view))
+        if seen is not None and seen[0] is table and os.path.exists(_path_of(seen[1].metadata_location)):
+            return seen[1]
         scan = build_scan(table, mode=view)
         # What the answer depends on: the commit read (a commit may change only the schema, or
         # make a log block already in a file visible), the schema and the slices.
@@ -77,6 +90,7 @@ class IcebergPublisher:
         with self._lock:
             known = self._latest.get(key)
         if known is not None and os.path.exists(_path_of(known.metadata_location)):
+            self._by_timeline[(name, view)] = (table, known)
             return known
         published = self.catalog.view(name, view, scan.read_instant)
         layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
@@ -86,6 +100,7 @@ class IcebergPublisher:
         with self._lock:
             self._latest = {k: v for k, v in self._latest.items() if k[:2] != key[:2]}
             self._latest[key] = result
+        self._by_timeline[(name, view)] = (table, result)
         return result
 
     def _write_metadata(self, name: str, view: str, table_path: str, scan: PlannedScan, layout: Layout,
