@@ -10,6 +10,7 @@ folder, named after their content, so publishing a view again after no commit wr
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import shim
 from catalog.iceberg.layout import Layout, mapped_ids, plan_layout
 from catalog.iceberg.manifests import (
     DATA,
@@ -62,9 +64,9 @@ class IcebergPublisher:
         self.catalog = catalog
         self.folder = os.path.abspath(folder)
         self._lock = threading.Lock()
-        self._latest: dict[tuple[str, str, str], PublishedTable] = {}
         self._publishing: dict[tuple[str, str], threading.Lock] = {}
-        self._by_timeline: dict[tuple[str, str], tuple[object, PublishedTable]] = {}
+        #: Per view, the last answer: the table object it was planned on and what it depends on.
+        self._last: dict[tuple[str, str], tuple[shim.Table, str, PublishedTable]] = {}
 
     def publish(self, name: str, view: str) -> PublishedTable:
         """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest instant.
@@ -78,29 +80,23 @@ class IcebergPublisher:
     def _publish(self, name: str, view: str) -> PublishedTable:
         handle = self.catalog.handle(name)
         table = handle.table()  # the same object while the table's timeline is unchanged
-        seen = self._by_timeline.get((name, view))
-        if seen is not None and seen[0] is table and os.path.exists(_path_of(seen[1].metadata_location)):
-            return seen[1]
+        last = self._last.get((name, view))
+        if last is not None and last[0] is table and os.path.exists(_path_of(last[2].metadata_location)):
+            return last[2]
         scan = build_scan(table, mode=view)
-        # What the answer depends on: the commit read (a commit may change only the schema, or
-        # make a log block already in a file visible), the schema and the slices.
-        key = (handle.entry.path, view, "\n".join([
-            scan.read_instant or "", scan.data_schema.to_string(show_schema_metadata=False),
-            repr([(s.partition_path, s.file_id, s.base_file, s.log_files) for s in scan.slices])]))
-        with self._lock:
-            known = self._latest.get(key)
-        if known is not None and os.path.exists(_path_of(known.metadata_location)):
-            self._by_timeline[(name, view)] = (table, known)
-            return known
-        published = self.catalog.view(name, view, scan.read_instant)
-        layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
-        data_folder = os.path.join(self.folder, name, "data")
-        files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
-        result = self._write_metadata(name, view, table.path, scan, layout, files, written)
-        with self._lock:
-            self._latest = {k: v for k, v in self._latest.items() if k[:2] != key[:2]}
-            self._latest[key] = result
-        self._by_timeline[(name, view)] = (table, result)
+        # What the answer depends on: the table, the commit read (a commit may change only the
+        # schema, or make a log block already in a file visible), the schema and the slices.
+        key = "\n".join([table.path, scan.read_instant or "", scan.data_schema.to_string(show_schema_metadata=False),
+                         repr([(s.partition_path, s.file_id, s.base_file, s.log_files) for s in scan.slices])])
+        if last is not None and last[1] == key and os.path.exists(_path_of(last[2].metadata_location)):
+            result = last[2]
+        else:
+            published = self.catalog.view(name, view, scan.read_instant)
+            layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
+            data_folder = os.path.join(self.folder, name, "data")
+            files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
+            result = self._write_metadata(name, view, table.path, scan, layout, files, written)
+        self._last[(name, view)] = (table, key, result)
         return result
 
     def _write_metadata(self, name: str, view: str, table_path: str, scan: PlannedScan, layout: Layout,
@@ -205,8 +201,6 @@ def _data_files(scan: PlannedScan, layout: Layout, touches: dict[tuple[str, str]
 def _instant_ms(instant: str | None) -> int:
     if instant is None:
         return 0
-    import datetime as dt
-
     digits = instant_key(instant)[:17].ljust(17, "0")
     moment = dt.datetime.strptime(digits[:14], "%Y%m%d%H%M%S").replace(tzinfo=dt.UTC)
     return int(moment.timestamp() * 1000) + int(digits[14:17])
