@@ -43,8 +43,9 @@ def last_column_id(schema: pa.Schema) -> int:
 def _ids(schema: pa.Schema) -> Iterator[tuple[int, str]]:
     def walk(field: pa.Field, where: str) -> Iterator[tuple[int, str]]:
         yield iceberg_id(field, where), where
-        for child in _children(field.type):
-            yield from walk(child, f"{where}.{child.name}")
+        labels = ["key", "value"] if pa.types.is_map(field.type) else ["element"] if _is_list(field.type) else None
+        for i, child in enumerate(_children(field.type)):
+            yield from walk(child, f"{where}.{labels[i] if labels else child.name}")
 
     for field in schema:
         yield from walk(field, field.name)

@@ -302,6 +302,9 @@ def test_nested_field_without_id_is_refused_naming_its_path() -> None:
     _raises_naming(lambda: iceberg_schema(element_without_id), "l.element")
     _raises_naming(lambda: last_column_id(element_without_id), "l.element")
     _raises_naming(lambda: file_schema_for_iceberg(element_without_id), "l.element")
+    item_without_id = pa.schema([with_id("l", pa.list_(pa.field("item", pa.int32())), 0)])
+    for check in (iceberg_schema, last_column_id, file_schema_for_iceberg):  # Iceberg's name, whatever Arrow's
+        _raises_naming(lambda check=check: check(item_without_id), "l.element")
     value_without_id = pa.schema([with_id("m", pa.map_(with_id("key", pa.string(), 1, nullable=False),
                                                        pa.field("value", pa.int32())), 0)])
     _raises_naming(lambda: iceberg_schema(value_without_id), "m.value")
