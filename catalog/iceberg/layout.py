@@ -27,7 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from catalog.iceberg.types import iceberg_id, last_column_id, promotes, same_type
+from catalog.iceberg.types import children, iceberg_id, last_column_id, promotes, same_type
 from catalog.views import View
 from shim.plan.slices import FileSlice
 from shim.read.base_files import read_file_schema
@@ -152,16 +152,10 @@ def mapped_ids(mapping: Sequence[dict[str, Any]]) -> int:
 def _entry(field: pa.Field, names: list[str], where: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"field-id": iceberg_id(field, where), "names": names}
     data_type = field.type
-    children: list[pa.Field] = []
-    if pa.types.is_struct(data_type):
-        children = [data_type.field(i) for i in range(data_type.num_fields)]
-    elif pa.types.is_map(data_type):
-        children = [data_type.key_field, data_type.item_field]
-    elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
-        children = [data_type.value_field]
-    if children:
+    members = children(data_type)
+    if members:
         entry["fields"] = [_entry(child, _member_names(data_type, child, field.name), f"{where}.{child.name}")
-                           for child in children]
+                           for child in members]
     return entry
 
 

@@ -44,14 +44,15 @@ def _ids(schema: pa.Schema) -> Iterator[tuple[int, str]]:
     def walk(field: pa.Field, where: str) -> Iterator[tuple[int, str]]:
         yield iceberg_id(field, where), where
         labels = ["key", "value"] if pa.types.is_map(field.type) else ["element"] if _is_list(field.type) else None
-        for i, child in enumerate(_children(field.type)):
+        for i, child in enumerate(children(field.type)):
             yield from walk(child, f"{where}.{labels[i] if labels else child.name}")
 
     for field in schema:
         yield from walk(field, field.name)
 
 
-def _children(data_type: pa.DataType) -> list[pa.Field]:
+def children(data_type: pa.DataType) -> list[pa.Field]:
+    """A nested type's members: struct fields, a map's key and value, a list's element."""
     if pa.types.is_struct(data_type):
         return [data_type.field(i) for i in range(data_type.num_fields)]
     if pa.types.is_map(data_type):
@@ -68,7 +69,7 @@ def _field(field: pa.Field, where: str) -> dict[str, Any]:
 
 def _type(data_type: pa.DataType, where: str) -> Any:
     if pa.types.is_struct(data_type):
-        return {"type": "struct", "fields": [_field(f, f"{where}.{f.name}") for f in _children(data_type)]}
+        return {"type": "struct", "fields": [_field(f, f"{where}.{f.name}") for f in children(data_type)]}
     if pa.types.is_map(data_type):
         key, value = data_type.key_field, data_type.item_field
         return {"type": "map", "key-id": iceberg_id(key, f"{where}.key"), "key": _type(key.type, f"{where}.key"),
@@ -127,7 +128,7 @@ def _file_field(field: pa.Field, where: str) -> pa.Field:
 
 def _file_type(data_type: pa.DataType, where: str) -> pa.DataType:
     if pa.types.is_struct(data_type):
-        return pa.struct([_file_field(f, f"{where}.{f.name}") for f in _children(data_type)])
+        return pa.struct([_file_field(f, f"{where}.{f.name}") for f in children(data_type)])
     if pa.types.is_map(data_type):
         return pa.map_(_file_field(data_type.key_field, f"{where}.key"),
                        _file_field(data_type.item_field, f"{where}.value"))
@@ -154,13 +155,13 @@ def same_type(file_type: pa.DataType, table_type: pa.DataType) -> bool:
     nested = (pa.types.is_struct, pa.types.is_map, _is_list)
     for kind in nested:
         if kind(file_type) and kind(table_type):
-            files, tables = _children(file_type), _children(table_type)
+            files, tables = children(file_type), children(table_type)
             named = kind is pa.types.is_struct
             return len(files) == len(tables) and all(
                 (f.name == t.name or not named) and (t.nullable or not f.nullable) and same_type(f.type, t.type)
                 for f, t in zip(files, tables)
             )
-    if _children(file_type) or _children(table_type):
+    if children(file_type) or children(table_type):
         return False
     try:
         return _file_type(file_type, "") == file_type == table_type
