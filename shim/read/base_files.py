@@ -20,6 +20,8 @@ BATCH_SIZE = 131_072
 # indices (plain strings take at least 4 bytes each, their length).
 _DICTIONARY_BYTES_PER_VALUE = 3.0
 _LOCAL_FS = pafs.LocalFileSystem()
+# Column bytes (uncompressed) of a one-row-group file read in one call instead of streamed.
+_AT_ONCE_BYTES = 16 << 20
 
 
 def read_file_schema(path: str) -> pa.Schema:
@@ -102,6 +104,11 @@ def scan_parquet(
         yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size)
         return
     columns = _columns_to_read(plan, file_schema)
+    if len(paths) == 1 and pushdown is None and _read_at_once(parquet_footer(paths[0]), columns):
+        for _, batch in iter_parquet_in_order(paths[0], plan, batch_size=batch_size):
+            if batch.num_rows:
+                yield batch
+        return
     # Files of one commit and partition are alike: the first one tells which columns to read as
     # dictionaries (the scanner decodes them back to the dataset's plain types on its threads).
     dictionary = tuple(dictionary_columns(paths[0], columns))
@@ -156,7 +163,12 @@ def iter_parquet_in_order(
         parquet = pq.ParquetFile(path, metadata=metadata, read_dictionary=dictionary or None)
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
-        for batch in parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=len(columns) > 1):
+        threads = len(columns) > 1
+        if _read_at_once(metadata, columns):
+            batches = parquet.read_row_group(0, columns=columns, use_threads=threads).to_batches(batch_size)
+        else:
+            batches = parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=threads)
+        for batch in batches:
             rows = batch.num_rows
             if keep is not None:
                 batch = select_rows(batch, keep.slice(offset, rows))
@@ -201,6 +213,23 @@ def _without_validity(column: pa.Array) -> pa.Array:
     if column.null_count or not flat or not buffers or buffers[0] is None:
         return column
     return pa.Array.from_buffers(column.type, len(column), [None, *buffers[1:]], offset=column.offset)
+
+
+def _read_at_once(metadata: pq.FileMetaData, columns: Sequence[str]) -> bool:
+    """Whether to read these columns of a file in one call rather than batch by batch: a file of
+    one row group whose columns hold at most `_AT_ONCE_BYTES` (selective queries read such files;
+    streaming them, or setting up a dataset scanner, costs more than the reading, and nothing
+    could be read ahead in one row group anyway)."""
+    if metadata.num_row_groups != 1:
+        return False
+    group = metadata.row_group(0)
+    wanted = set(columns)
+    size = 0
+    for index in range(group.num_columns):
+        chunk = group.column(index)
+        if chunk.path_in_schema.split(".", 1)[0] in wanted:
+            size += chunk.total_uncompressed_size
+    return size <= _AT_ONCE_BYTES
 
 
 def _columns_to_read(plan: FilePlan, file_schema: pa.Schema) -> list[str]:

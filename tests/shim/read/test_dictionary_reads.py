@@ -120,3 +120,54 @@ def test_a_renamed_dictionary_column_reads_under_its_new_name(tmp_path):
     result = shim.open_table(built.path).read(columns=["id", "label"])
     assert result.schema.field("label").type == pa.string()
     assert {row["id"]: row["label"] for row in result.to_pylist()} == {f"k{i}": f"v{i % 3}" for i in range(3_000)}
+
+
+def test_a_small_file_of_one_row_group_is_read_at_once_and_gives_what_streaming_gives(tmp_path, monkeypatch):
+    from shim.read import base_files
+
+    small, grouped = str(tmp_path / "small.parquet"), str(tmp_path / "grouped.parquet")
+    data = pa.table(_columns(ROWS))
+    pq.write_table(data, small)
+    pq.write_table(data, grouped, row_group_size=7_000)
+    assert base_files._read_at_once(pq.read_metadata(small), ["city", "n"])
+    assert not base_files._read_at_once(pq.read_metadata(grouped), ["city", "n"])
+    plan = _AsStored(["city", "blob", "n"])
+    keep = pa.array([i % 3 != 0 for i in range(ROWS)])
+
+    def reads() -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
+        ordered = [batch for _, batch in iter_parquet_in_order(small, plan, keep=keep, batch_size=4_096)]
+        return ordered, list(scan_parquet([small], read_file_schema(small), plan, None, batch_size=4_096))
+
+    at_once = reads()
+    monkeypatch.setattr(base_files, "_AT_ONCE_BYTES", 0)
+    assert not base_files._read_at_once(pq.read_metadata(small), ["n"])
+    streamed = reads()
+    for got, wanted in zip(at_once, streamed, strict=True):
+        assert all(batch.num_rows <= 4_096 for batch in got)
+        assert [batch.schema for batch in got] == [batch.schema for batch in wanted]
+        assert pa.Table.from_batches(got).equals(pa.Table.from_batches(wanted))
+    assert pa.Table.from_batches(at_once[0]).equals(data.select(plan.read_columns).filter(keep))
+
+
+@pytest.mark.parametrize("mor", [False, True], ids=["cow", "mor"])
+def test_table_scans_give_the_same_rows_whether_files_are_read_at_once_or_streamed(tmp_path, monkeypatch, mor):
+    from shim.read import base_files
+
+    built = TinyTable(tmp_path / "t", SCHEMA, mor=mor)
+    base = built.base(_rows(0, 3_000, 1), file_id="fg1-0")
+    expected = _by_id(pa.Table.from_pylist(_rows(0, 3_000, 1), schema=SCHEMA))
+    if mor:
+        built.log(_rows(10, 40, 2), file_id="fg1-0", base_instant=base)
+        expected.update(_by_id(pa.Table.from_pylist(_rows(10, 40, 2), schema=SCHEMA)))
+    wanted = {k: v for k, v in expected.items() if v["city"] == "c1"}
+    results = {}
+    default = base_files._AT_ONCE_BYTES
+    for threshold in (default, 0):
+        monkeypatch.setattr(base_files, "_AT_ONCE_BYTES", threshold)
+        table = shim.open_table(built.path)  # a table of its own: no merge remembered from the other read
+        results[threshold] = [table.read(mode=mode, filter="city = 'c1'").sort_by("id")
+                              for mode in ("snapshot", "snapshot", "read_optimized")]
+    at_once, streamed = results[default], results[0]
+    assert _by_id(at_once[0]) == wanted and _by_id(at_once[1]) == wanted  # merged, then remembered
+    for got, reference in zip(at_once, streamed, strict=True):
+        assert got.equals(reference)
