@@ -2,8 +2,11 @@
 
 A published view is one snapshot that adds all its files: a manifest of data files, a manifest
 of position delete files when some base rows are superseded by log records, and a manifest list
-naming them. The Avro schemas carry Iceberg's field ids (`field-id`), which
-readers use to find fields.
+naming them. The Avro schemas carry Iceberg's field ids (`field-id`), which readers use to find
+fields. Files carry their partition's values (`catalog.iceberg.partitioning`), and a position
+delete file names the one data file it deletes rows of (`referenced_data_file`, and bounds on
+its `file_path` column, for readers that only look at those), so readers open only the delete
+files of the data files they read.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ from typing import Any
 
 import fastavro
 
+from catalog.iceberg.partitioning import PartitionSpec
+
 ADDED = 1  # manifest entry status
 DATA = 0  # content: data files (manifest entries) / data manifests (manifest list)
 POSITION_DELETES = 1  # content: position delete files / delete manifests
 DELETES = 1
+DELETE_FILE_PATH_ID = 2147483546  # the `file_path` column of position delete files
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +36,9 @@ class DataFile:
     record_count: int
     size: int
     content: int = DATA
+    partition_path: str = ""
+    #: Position deletes: the data file whose rows they delete.
+    references: str | None = None
 
 
 def _optional(name: str, field_id: int, avro_type: Any) -> dict[str, Any]:
@@ -40,28 +49,51 @@ def _required(name: str, field_id: int, avro_type: Any) -> dict[str, Any]:
     return {"name": name, "type": avro_type, "field-id": field_id}
 
 
-_DATA_FILE = {
-    "type": "record",
-    "name": "r2",
-    "fields": [
-        _required("content", 134, "int"),
-        _required("file_path", 100, "string"),
-        _required("file_format", 101, "string"),
-        _required("partition", 102, {"type": "record", "name": "r102", "fields": []}),
-        _required("record_count", 103, "long"),
-        _required("file_size_in_bytes", 104, "long"),
-    ],
-}
+def _bounds(name: str, field_id: int, key_id: int) -> dict[str, Any]:
+    """A map from field id to a bound, as Iceberg writes maps with int keys in Avro."""
+    pairs = {"type": "record", "name": f"k{key_id}_v{key_id + 1}",
+             "fields": [_required("key", key_id, "int"), _required("value", key_id + 1, "bytes")]}
+    return _optional(name, field_id, {"type": "array", "items": pairs, "logicalType": "map"})
 
-MANIFEST_ENTRY = {
+
+def manifest_entry_schema(spec: PartitionSpec) -> dict[str, Any]:
+    """The Avro schema of manifest entries under `spec`."""
+    data_file = {
+        "type": "record",
+        "name": "r2",
+        "fields": [
+            _required("content", 134, "int"),
+            _required("file_path", 100, "string"),
+            _required("file_format", 101, "string"),
+            _required("partition", 102, spec.avro_record()),
+            _required("record_count", 103, "long"),
+            _required("file_size_in_bytes", 104, "long"),
+            _bounds("lower_bounds", 125, 126),
+            _bounds("upper_bounds", 128, 129),
+            _optional("referenced_data_file", 143, "string"),
+        ],
+    }
+    return {
+        "type": "record",
+        "name": "manifest_entry",
+        "fields": [
+            _required("status", 0, "int"),
+            _optional("snapshot_id", 1, "long"),
+            _optional("sequence_number", 3, "long"),
+            _optional("file_sequence_number", 4, "long"),
+            _required("data_file", 2, data_file),
+        ],
+    }
+
+
+_FIELD_SUMMARY = {
     "type": "record",
-    "name": "manifest_entry",
+    "name": "r508",
     "fields": [
-        _required("status", 0, "int"),
-        _optional("snapshot_id", 1, "long"),
-        _optional("sequence_number", 3, "long"),
-        _optional("file_sequence_number", 4, "long"),
-        _required("data_file", 2, _DATA_FILE),
+        _required("contains_null", 509, "boolean"),
+        _optional("contains_nan", 518, "boolean"),
+        _optional("lower_bound", 510, "bytes"),
+        _optional("upper_bound", 511, "bytes"),
     ],
 }
 
@@ -82,31 +114,41 @@ MANIFEST_FILE = {
         _required("added_rows_count", 512, "long"),
         _required("existing_rows_count", 513, "long"),
         _required("deleted_rows_count", 514, "long"),
+        _optional("partitions", 507, {"type": "array", "items": _FIELD_SUMMARY, "element-id": 508}),
     ],
 }
 
 
 def manifest_bytes(files: Sequence[DataFile], snapshot_id: int, sequence_number: int,
-                   table_schema: dict[str, Any], content: int = DATA) -> bytes:
+                   table_schema: dict[str, Any], spec: PartitionSpec, content: int = DATA) -> bytes:
     """A manifest adding `files` (all data, or all position deletes: `content`) in snapshot
-    `snapshot_id` (unpartitioned spec 0)."""
+    `snapshot_id`, under partition spec `spec` (id 0)."""
     records = [{
         "status": ADDED,
         "snapshot_id": snapshot_id,
         "sequence_number": sequence_number,
         "file_sequence_number": sequence_number,
-        "data_file": {"content": f.content, "file_path": f.path, "file_format": "PARQUET", "partition": {},
-                      "record_count": f.record_count, "file_size_in_bytes": f.size},
+        "data_file": _data_file(f, spec),
     } for f in files]
     metadata = {
         "schema": json.dumps(table_schema),
         "schema-id": str(table_schema.get("schema-id", 0)),
-        "partition-spec": "[]",
+        "partition-spec": json.dumps(spec.to_json()["fields"]),
         "partition-spec-id": "0",
         "format-version": "2",
         "content": "deletes" if content == DELETES else "data",
     }
-    return _avro(MANIFEST_ENTRY, records, metadata)
+    return _avro(manifest_entry_schema(spec), records, metadata)
+
+
+def _data_file(file: DataFile, spec: PartitionSpec) -> dict[str, Any]:
+    record: dict[str, Any] = {"content": file.content, "file_path": file.path, "file_format": "PARQUET",
+                              "partition": spec.record(file.partition_path), "record_count": file.record_count,
+                              "file_size_in_bytes": file.size}
+    if file.references is not None:
+        bound = [{"key": DELETE_FILE_PATH_ID, "value": file.references.encode("utf-8")}]
+        record.update(lower_bounds=bound, upper_bounds=bound, referenced_data_file=file.references)
+    return record
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +161,10 @@ class Manifest:
     files: tuple[DataFile, ...]
 
 
-def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequence_number: int) -> bytes:
-    """The manifest list of snapshot `snapshot_id`, naming its manifests."""
+def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequence_number: int,
+                        spec: PartitionSpec) -> bytes:
+    """The manifest list of snapshot `snapshot_id`, naming its manifests (with the bounds of
+    their partition values)."""
     records = [{
         "manifest_path": m.path,
         "manifest_length": m.length,
@@ -135,6 +179,7 @@ def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequenc
         "added_rows_count": sum(f.record_count for f in m.files),
         "existing_rows_count": 0,
         "deleted_rows_count": 0,
+        "partitions": spec.summaries([f.partition_path for f in m.files]),
     } for m in manifests]
     metadata = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null",
                 "sequence-number": str(sequence_number), "format-version": "2"}

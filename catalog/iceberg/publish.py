@@ -4,7 +4,9 @@ The Iceberg table has the view's schema (column ids as field ids), the name mapp
 Hudi's base files in place, and one snapshot adding every data file of the view at its latest
 instant: base files where they are, and the slices they cannot describe written out reconciled
 (see `catalog.iceberg.layout`), plus, for merge-on-read snapshots, what log files change
-(standing log records, and position deletes of the base rows they supersede). Metadata, manifests and written slices go to the publisher's
+(standing log records, and position deletes of the base rows they supersede). The table is
+partitioned by identity on Hudi's partition columns where the partition paths spell their values
+(`catalog.iceberg.partitioning`). Metadata, manifests and written slices go to the publisher's
 folder, named after their content, so publishing a view again after no commit writes nothing.
 """
 
@@ -31,6 +33,7 @@ from catalog.iceberg.manifests import (
     manifest_list_bytes,
 )
 from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
+from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.types import iceberg_schema, last_column_id
 from catalog.service import Catalog
 from catalog.views import touch_keys
@@ -40,7 +43,6 @@ from shim.timeline.instant import instant_key
 from shim.write.table_init import write_atomically
 
 FORMAT_VERSION = 2
-UNPARTITIONED_LAST_ID = 999  # Iceberg's last-partition-id of a spec without fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +97,16 @@ class IcebergPublisher:
             layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
             data_folder = os.path.join(self.folder, name, "data")
             files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
-            result = self._write_metadata(name, view, table.path, scan, layout, files, written)
+            spec = partition_spec(table.config, scan.data_schema, [f.partition_path for f in files])
+            result = self._write_metadata(name, view, table.path, scan, layout, spec, files, written)
         self._last[(name, view)] = (table, key, result)
         return result
 
     def _write_metadata(self, name: str, view: str, table_path: str, scan: PlannedScan, layout: Layout,
-                        files: list[DataFile], written: int) -> PublishedTable:
+                        spec: PartitionSpec, files: list[DataFile], written: int) -> PublishedTable:
         schema = iceberg_schema(scan.data_schema)
-        content = json.dumps([schema, layout.name_mapping, [(f.path, f.size, f.content) for f in files],
-                              scan.read_instant],
+        content = json.dumps([schema, layout.name_mapping, spec.to_json(),
+                              [(f.path, f.size, f.content, f.partition_path) for f in files], scan.read_instant],
                              sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, view, "metadata")
@@ -119,11 +122,11 @@ class IcebergPublisher:
             held = tuple(f for f in files if f.content == kind)
             if held or kind == DATA:
                 manifest_path = os.path.join(folder, f"{digest}-m{kind}.avro")
-                manifest = manifest_bytes(held, snapshot_id, 1, schema, kind)
+                manifest = manifest_bytes(held, snapshot_id, 1, schema, spec, kind)
                 write_atomically(manifest_path, manifest)
                 manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
         list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
-        write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, 1))
+        write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, 1, spec))
         data = [f for f in files if f.content == DATA]
         deletes = [f for f in files if f.content != DATA]
         properties = {
@@ -144,8 +147,8 @@ class IcebergPublisher:
             "current-schema-id": 0,
             "schemas": [schema],
             "default-spec-id": 0,
-            "partition-specs": [{"spec-id": 0, "fields": []}],
-            "last-partition-id": UNPARTITIONED_LAST_ID,
+            "partition-specs": [spec.to_json()],
+            "last-partition-id": spec.last_partition_id,
             "default-sort-order-id": 0,
             "sort-orders": [{"order-id": 0, "fields": []}],
             "properties": properties,
@@ -177,24 +180,25 @@ def _data_files(scan: PlannedScan, layout: Layout, touches: dict[tuple[str, str]
     files: list[DataFile] = []
     written = 0
 
-    def add(out: WrittenFile, content: int = DATA) -> None:
+    def add(out: WrittenFile, partition: str, content: int = DATA, references: str | None = None) -> None:
         if out.path is not None:
-            files.append(DataFile(file_uri(out.path), out.record_count, out.size, content))
+            files.append(DataFile(file_uri(out.path), out.record_count, out.size, content, partition, references))
 
     for placement in layout.placements:
         file_slice = placement.file_slice
+        partition = file_slice.partition_path
         touched = touches.get((file_slice.partition_path, file_slice.file_id), touches[None])
         if placement.base_path is None:
-            add(write_slice(scan, file_slice, touched, data_folder))
+            add(write_slice(scan, file_slice, touched, data_folder), partition)
             written += 1
             continue
         base_uri = file_uri(placement.base_path)
         files.append(DataFile(base_uri, parquet_footer(placement.base_path).num_rows,
-                              os.path.getsize(placement.base_path)))
+                              os.path.getsize(placement.base_path), DATA, partition))
         if placement.merge_logs:
             log_rows, deletes = write_log_side(scan, file_slice, touched, base_uri, data_folder)
-            add(log_rows)
-            add(deletes, POSITION_DELETES)
+            add(log_rows, partition)
+            add(deletes, partition, POSITION_DELETES, references=base_uri)
     return files, written
 
 

@@ -143,6 +143,31 @@ def test_pyiceberg_reads_through_the_rest_catalog(server):
         [{"id": "a", "amount": 15.0}, {"id": "b", "amount": 8.0}]
 
 
+def test_tables_are_partitioned_by_their_hudi_partition_column_and_readers_prune_by_it(server):
+    metadata = rest(server, "/namespaces/default/tables/trips").json()["metadata"]
+    city_id = next(f["id"] for f in metadata["schemas"][0]["fields"] if f["name"] == "city")
+    assert metadata["partition-specs"] == [{"spec-id": 0, "fields": [
+        {"name": "city", "transform": "identity", "source-id": city_id, "field-id": 1000}]}]
+    assert rest(server, "/namespaces/default/tables/events").json()["metadata"]["partition-specs"] == \
+        [{"spec-id": 0, "fields": []}]  # unpartitioned in Hudi, unpartitioned here
+    catalog = load_catalog("shim", type="rest", uri=f"{server.url}/iceberg", token=TOKEN)
+    table = catalog.load_table("default.trips")
+    every = list(table.scan().plan_files())
+    assert {task.file.partition[0] for task in every} == {"sf", "ny", "la"}
+    for task in every:
+        assert f"city={task.file.partition[0]}" in task.file.file_path or "/data/" in task.file.file_path
+        for delete in task.delete_files:  # position deletes name the one file they delete rows of
+            assert delete.partition == task.file.partition
+            assert delete.referenced_data_file == task.file.file_path
+    sf = list(table.scan(row_filter="city = 'sf'").plan_files())
+    assert sf and all(task.file.partition[0] == "sf" for task in sf) and len(sf) < len(every)
+    rows = table.scan(row_filter="city = 'sf'", selected_fields=("id", "amount")).to_arrow().sort_by("id")
+    assert rows.to_pylist() == [{"id": r["id"], "amount": r["amount"]} for r in TRIPS_ROWS if r["city"] == "sf"]
+    con = attach(server.url, token=TOKEN)
+    assert con.execute("SELECT id, amount FROM shim.default.trips WHERE city = 'sf' ORDER BY id").fetchall() == \
+        [(r["id"], r["amount"]) for r in TRIPS_ROWS if r["city"] == "sf"]
+
+
 def test_data_files_are_table_files_or_published_slices(server, warehouse):
     catalog = load_catalog("shim", type="rest", uri=f"{server.url}/iceberg", token=TOKEN)
     published = server.app.state.iceberg.folder
