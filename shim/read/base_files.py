@@ -141,20 +141,22 @@ def scan_parquet(
 def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None,
                               batch_size: int) -> Iterator[pa.RecordBatch]:
     for path in paths:
-        for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, before_plan=pushdown):
+        for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, before_plan=pushdown,
+                                              first_soonest=True):
             if batch.num_rows:
                 yield batch
 
 
 def iter_parquet_in_order(
     path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE,
-    before_plan: pc.Expression | None = None,
+    before_plan: pc.Expression | None = None, first_soonest: bool = False,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The rows of one Parquet file, in file order, mapped through `plan`: (rows read, batch).
 
     `keep`, when given, says which of the file's rows to keep (by position); `before_plan`, a
     filter on the file's own columns. Rows are dropped before the plan runs, so conversions only
-    touch the rows kept.
+    touch the rows kept. With `first_soonest` (a few rows wanted), the file is always read batch
+    by batch, never at once.
     """
     try:
         metadata, file_schema, _ = _footer(path)
@@ -164,7 +166,7 @@ def iter_parquet_in_order(
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
         threads = len(columns) > 1
-        if _read_at_once(metadata, columns):
+        if not first_soonest and _read_at_once(metadata, columns):
             batches = parquet.read_row_group(0, columns=columns, use_threads=threads).to_batches(batch_size)
         else:
             batches = parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=threads)

@@ -98,3 +98,24 @@ def test_batches_grow_only_for_fixed_width_columns(cow):
     assert build_scan(table, columns=["v", "id"]).batch_size == BATCH_SIZE  # text: sizes unknown
     assert build_scan(table, columns=["v"], limit=10).batch_size == 1024
     assert table.read(columns=["v"]).num_rows == 9_000
+
+
+def test_a_limited_snapshot_read_remembers_the_whole_merge_of_the_slice_it_stopped_in(tmp_path, monkeypatch):
+    table = TinyTable(tmp_path / "m", SCHEMA)
+    base = table.base([{"id": f"a{i}", "ts": 5, "v": i} for i in range(5_000)])
+    # Updates on both sides of where a limited read stops, some losing to the base row (older ts),
+    # deletes of late rows, and an insert.
+    table.log([{"id": f"a{i}", "ts": 9, "v": -i} for i in range(0, 5_000, 7)]
+              + [{"id": f"a{i}", "ts": 1, "v": -1} for i in range(3, 5_000, 11)]
+              + [{"id": "new", "ts": 1, "v": 7}], base_instant=base)
+    table.log(deletes=[f"a{i}" for i in range(4_000, 4_100)], base_instant=base)
+    expected = rows(shim.open_table(table.path).read())
+    opened = shim.open_table(table.path)
+    merges = []
+    original = merged_module.start_slice_merge
+    monkeypatch.setattr(merged_module, "start_slice_merge", lambda *a: merges.append(1) or original(*a))
+    first = opened.read(limit=10)
+    assert first.num_rows == 10 and rows(first) <= expected and len(merges) == 1
+    assert opened.read(limit=10).num_rows == 10 and len(merges) == 1  # the logs are not decoded again
+    assert rows(opened.read()) == expected and len(merges) == 1
+    assert ("a4050", 5, 4050) not in expected and ("a3", 5, 3) in expected and ("a7", 9, -7) in expected
