@@ -17,7 +17,7 @@ from shim.read.cache import ByteBoundedCache
 from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.request import FilterLike, ScanMode, build_scan
 from shim.read.schemas import TableSchemas, table_schemas_as_of
-from shim.read.slice_state import SliceMergeState
+from shim.read.slice_state import RememberedSlice
 from shim.timeline.archived import ArchivedInstant, read_archived_timeline
 from shim.timeline.instant import Instant
 from shim.timeline.schemas import SchemaHistory
@@ -65,7 +65,7 @@ class Table:
     def __init__(self, path: str, config: TableConfig, *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> None:
         self.path = path
         self.config = config
-        self.slice_cache: ByteBoundedCache[SliceMergeState] = ByteBoundedCache(merge_cache_bytes)
+        self.slice_cache: ByteBoundedCache[RememberedSlice] = ByteBoundedCache(merge_cache_bytes)
         self._latest: Table = self
         self._load()
 

@@ -46,6 +46,13 @@ class ByteBoundedCache(Generic[V]):
                 _, (_, evicted) = self._items.popitem(last=False)
                 self._size -= evicted
 
+    def discard(self, key: Hashable) -> None:
+        """Forget `key` (nothing happens when it is not held)."""
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._size -= old[1]
+
     def get_or_compute(self, key: Hashable, compute: Callable[[], tuple[V, int]]) -> V:
         """The cached value, or compute (value, size), store and return it."""
         value = self.get(key)

@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 
 from shim.errors import CorruptFileError
 from shim.plan.slices import FileSlice
-from shim.read.base_files import iter_parquet_in_order, parquet_footer, read_file_schema, select_rows
+from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
 from shim.read.key_lookup import files_with_any
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
-from shim.read.slice_state import SliceMerge, SliceMergeState, start_slice_merge
+from shim.read.slice_state import RememberedSlice, SliceMerge, SliceMergeState, log_key, start_slice_merge
 
 if TYPE_CHECKING:
     from shim.read.request import PlannedScan
@@ -34,12 +33,12 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
     assert scan.read_instant is not None and scan.merge is not None
     cache = scan.table.slice_cache
     columns = scan.read_schema.names
-    merge_columns_all = scan.merge.columns
-    merge_columns = [c for c in merge_columns_all if c not in columns]
+    merge_columns = [c for c in scan.merge.columns if c not in columns]
+    few = scan.limit is not None  # a few rows wanted: the first ones soonest
 
     def read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
         key = (file_slice, scan.read_instant)
-        state = cache.get(key)
+        state = _remembered(cache.get(key))
         if _base_ruled_out(file_slice):
             # No row of the base file has a key asked for: only log records can match. Which of
             # them stand does not depend on the base file's other keys.
@@ -64,40 +63,28 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
         merge = start_slice_merge(scan, file_slice)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
-            try:
-                for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
-                    keep = merge.keep(batch, scan, path)
-                    if keep is not None:
-                        batch = select_rows(batch, pa.array(keep))
-                    if batch.num_rows:
-                        yield batch.select(columns)
-            except GeneratorExit:
-                # The reader stopped early (a limit): the logs are decoded already, so decide the
-                # base rows not read yet from their merge columns alone and remember the merge;
-                # otherwise every later limited read would decode the logs again.
-                _merge_rest(file_slice, merge, path)
-                state = merge.state()
-                cache.put(key, state, state.nbytes)
-                raise
-        state = merge.state()
-        cache.put(key, state, state.nbytes)
+            for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, first_soonest=few):
+                keep = merge.keep(batch, scan, path)
+                if keep is not None:
+                    batch = select_rows(batch, pa.array(keep))
+                if batch.num_rows:
+                    yield batch.select(columns)
+        state = _remember(file_slice, key, merge)
         yield from _log_rows(state, file_slice)
 
-    def _merge_rest(file_slice: FileSlice, merge: SliceMerge, path: str) -> None:
-        """Feed the base rows past `merge.base_rows` to the merge (merge columns only)."""
-        total = parquet_footer(path).num_rows
-        if merge.base_rows >= total:
-            return
-        _, plan = _base_plan(file_slice, list(dict.fromkeys(merge_columns_all)))
-        rest = pa.array(np.arange(total) >= merge.base_rows)
-        for _, batch in iter_parquet_in_order(path, plan, keep=rest, batch_size=scan.batch_size):
-            merge.keep(batch, scan, path)
+    def _remember(file_slice: FileSlice, key: object, merge: SliceMerge) -> SliceMergeState:
+        state = merge.state()
+        cache.put(key, state, state.nbytes)
+        assert scan.read_instant is not None
+        cache.discard(log_key(file_slice, scan.read_instant))  # the state holds what is needed of it
+        return state
 
     def _cached_read(file_slice: FileSlice, state: SliceMergeState) -> Iterator[pa.RecordBatch]:
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns)
             offset = 0
-            for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep, batch_size=scan.batch_size):
+            for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep, batch_size=scan.batch_size,
+                                                     first_soonest=few):
                 offset += rows
                 if batch.num_rows:
                     yield batch
@@ -125,7 +112,7 @@ def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeSta
     assert scan.read_instant is not None and scan.merge is not None
     cache = scan.table.slice_cache
     key = (file_slice, scan.read_instant)
-    state = cache.get(key)
+    state = _remembered(cache.get(key))
     if state is not None:
         return state
     merge = start_slice_merge(scan, file_slice)
@@ -138,4 +125,9 @@ def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeSta
             merge.keep(batch, scan, path)
     state = merge.state()
     cache.put(key, state, state.nbytes)
+    cache.discard(log_key(file_slice, scan.read_instant))
     return state
+
+
+def _remembered(value: RememberedSlice | None) -> SliceMergeState | None:
+    return value if isinstance(value, SliceMergeState) else None

@@ -4,7 +4,9 @@ Which base rows survive and which log records stand in for the rest depends only
 files and the read instant, never on the columns or filter of a query. Computing it once (reading
 the base file's key and ordering columns and decoding the logs) lets every later read of the slice
 read only the columns it needs from the base file and apply a row mask. Tables keep these states
-in a byte-bounded cache (files of a completed commit never change).
+in a byte-bounded cache (files of a completed commit never change). A read that stops before
+the slice's last base row (a limit) leaves no state; it remembers the decoded log side instead
+(`SliceLog`), so the next read of the slice does not decode the logs again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from shim.plan.slices import FileSlice
 from shim.read.keys import record_keys
 from shim.read.log_blocks import visible_blocks
 from shim.read.log_records import read_slice_log
-from shim.read.merge import BaseMerger, resolve_winners
+from shim.read.merge import BaseMerger, LogWinners, resolve_winners
 from shim.read.merge_keys import MergeMode
 
 if TYPE_CHECKING:
@@ -43,6 +45,29 @@ class SliceMergeState:
     @property
     def nbytes(self) -> int:
         return self.log_rows.nbytes + (self.base_keep.nbytes if self.base_keep is not None else 0) + 256
+
+
+@dataclass(frozen=True, slots=True)
+class SliceLog:
+    """A slice's decoded log side: its visible log records and each record key's winning event."""
+
+    data: pa.Table
+    winners: LogWinners
+
+    @property
+    def nbytes(self) -> int:
+        winners = self.winners
+        return (self.data.nbytes + winners.keys.nbytes + sum(c.nbytes for c in winners.ordering)
+                + winners.kinds.nbytes + winners.data_index.nbytes + 256)
+
+
+#: What a table's slice cache holds: merged slices, and log sides of slices not merged to the end.
+RememberedSlice = SliceMergeState | SliceLog
+
+
+def log_key(file_slice: FileSlice, read_instant: str) -> tuple[str, FileSlice, str]:
+    """The slice cache's key of a slice's log side."""
+    return ("log", file_slice, read_instant)
 
 
 @dataclass(slots=True)
@@ -84,11 +109,17 @@ class SliceMerge:
 
 
 def start_slice_merge(scan: PlannedScan, file_slice: FileSlice) -> SliceMerge:
-    """Decode the slice's visible log blocks (every table column) and resolve them per key."""
+    """Decode the slice's visible log blocks (every table column) and resolve them per key; a
+    log side remembered by the table's cache is taken as it is."""
     spec = scan.merge
     assert spec is not None and scan.read_instant is not None
     table = scan.table
-    blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant)
-    log = read_slice_log(blocks, scan.schemas.resolver, scan.schemas.full_schema, spec)
-    merger = BaseMerger(resolve_winners(log.events, spec.mode), spec.mode)
-    return SliceMerge(log.data, merger, spec.mode is MergeMode.EVENT_TIME_ORDERING, [])
+    key = log_key(file_slice, scan.read_instant)
+    side = table.slice_cache.get(key)
+    if not isinstance(side, SliceLog):
+        blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant)
+        log = read_slice_log(blocks, scan.schemas.resolver, scan.schemas.full_schema, spec)
+        side = SliceLog(log.data, resolve_winners(log.events, spec.mode))
+        table.slice_cache.put(key, side, side.nbytes)
+    merger = BaseMerger(side.winners, spec.mode)
+    return SliceMerge(side.data, merger, spec.mode is MergeMode.EVENT_TIME_ORDERING, [])

@@ -9,6 +9,7 @@ import pytest
 import shim
 import shim.read.merged_slice as merged_module
 import shim.read.scan as scan_module
+import shim.read.slice_state as state_module
 from shim.errors import InvalidArgumentError
 from tests.spies import spy_on
 from tests.tablekit import TinyTable
@@ -100,7 +101,7 @@ def test_batches_grow_only_for_fixed_width_columns(cow):
     assert table.read(columns=["v"]).num_rows == 9_000
 
 
-def test_a_limited_snapshot_read_remembers_the_whole_merge_of_the_slice_it_stopped_in(tmp_path, monkeypatch):
+def test_limited_snapshot_reads_decode_a_slice_s_logs_once(tmp_path, monkeypatch):
     table = TinyTable(tmp_path / "m", SCHEMA)
     base = table.base([{"id": f"a{i}", "ts": 5, "v": i} for i in range(5_000)])
     # Updates on both sides of where a limited read stops, some losing to the base row (older ts),
@@ -110,12 +111,13 @@ def test_a_limited_snapshot_read_remembers_the_whole_merge_of_the_slice_it_stopp
               + [{"id": "new", "ts": 1, "v": 7}], base_instant=base)
     table.log(deletes=[f"a{i}" for i in range(4_000, 4_100)], base_instant=base)
     expected = rows(shim.open_table(table.path).read())
-    opened = shim.open_table(table.path)
-    merges = []
-    original = merged_module.start_slice_merge
-    monkeypatch.setattr(merged_module, "start_slice_merge", lambda *a: merges.append(1) or original(*a))
-    first = opened.read(limit=10)
-    assert first.num_rows == 10 and rows(first) <= expected and len(merges) == 1
-    assert opened.read(limit=10).num_rows == 10 and len(merges) == 1  # the logs are not decoded again
-    assert rows(opened.read()) == expected and len(merges) == 1
     assert ("a4050", 5, 4050) not in expected and ("a3", 5, 3) in expected and ("a7", 9, -7) in expected
+    opened = shim.open_table(table.path)
+    decoded = []
+    original = state_module.read_slice_log
+    monkeypatch.setattr(state_module, "read_slice_log", lambda *a: decoded.append(1) or original(*a))
+    for _ in range(3):
+        limited = opened.read(limit=10)
+        assert limited.num_rows == 10 and rows(limited) <= expected and len(decoded) == 1
+    assert rows(opened.read()) == expected and len(decoded) == 1  # the whole merge, from the same log side
+    assert rows(opened.read(limit=6_000)) == expected and len(decoded) == 1
