@@ -20,12 +20,12 @@ from typing import Any
 import fastavro
 
 from catalog.iceberg.partitioning import PartitionSpec
+from catalog.iceberg.types import DELETE_FILE_PATH_ID
 
 ADDED = 1  # manifest entry status
 DATA = 0  # content: data files (manifest entries) / data manifests (manifest list)
 POSITION_DELETES = 1  # content: position delete files / delete manifests
 DELETES = 1
-DELETE_FILE_PATH_ID = 2147483546  # the `file_path` column of position delete files
 
 
 @dataclass(frozen=True, slots=True)

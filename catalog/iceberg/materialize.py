@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from catalog.iceberg.types import file_schema_for_iceberg
+from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
 from shim.plan.slices import FileSlice
 from shim.read.merged_slice import slice_merge_state
 from shim.read.request import PlannedScan
@@ -48,8 +48,6 @@ def slice_digest(scan: PlannedScan, file_slice: FileSlice, touched: bytes) -> st
     return digest.hexdigest()
 
 
-#: Iceberg's reserved field ids of position delete files.
-DELETE_FILE_PATH_ID, DELETE_POS_ID = 2147483546, 2147483545
 POSITION_DELETE_SCHEMA = pa.schema([
     pa.field("file_path", pa.string(), False, {FIELD_ID_KEY: str(DELETE_FILE_PATH_ID).encode()}),
     pa.field("pos", pa.int64(), False, {FIELD_ID_KEY: str(DELETE_POS_ID).encode()}),

@@ -18,6 +18,8 @@ from shim.errors import UnsupportedFeatureError
 from shim.schema import FIELD_ID_KEY, arrow_field_id
 
 ID_OFFSET = 1
+#: Iceberg's reserved field ids of the columns of position delete files.
+DELETE_FILE_PATH_ID, DELETE_POS_ID = 2147483546, 2147483545
 
 
 def iceberg_id(field: pa.Field, where: str) -> int:
