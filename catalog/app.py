@@ -53,7 +53,7 @@ def create_app(settings: Settings) -> FastAPI:
         temporary = folder is None
         if folder is None:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
-        app.state.iceberg = IcebergPublisher(catalog, folder)
+        app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds)
         try:
             yield
         finally:

@@ -38,6 +38,9 @@ class Settings:
             slices it writes out for Iceberg readers; default `<warehouse>/.hudi-shim/iceberg`, or a
             temporary folder (removed when the server stops) when there is no warehouse. Iceberg
             readers (Trino, DuckDB, PyIceberg) must be able to read it at the same path.
+        iceberg_keep_seconds: how long a published Iceberg version stays readable after a newer
+            one replaced it (readers may have loaded it just before); then the files only it
+            names are removed.
     """
 
     warehouse: str | None = None
@@ -55,6 +58,7 @@ class Settings:
     cache_slices: int = 20_000
     discovery_depth: int = 4
     iceberg_dir: str | None = None
+    iceberg_keep_seconds: float = 900.0
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
@@ -62,6 +66,9 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise InvalidArgumentError(f"setting {name} must be a positive integer, got {value!r}")
+        if not self.iceberg_keep_seconds >= 0:
+            raise InvalidArgumentError(
+                f"setting iceberg_keep_seconds must be zero or more, got {self.iceberg_keep_seconds!r}")
         if not self.max_scan_seconds > 0:
             raise InvalidArgumentError(f"setting max_scan_seconds must be positive, got {self.max_scan_seconds!r}")
         if not 0 <= self.port <= 65535:

@@ -7,7 +7,9 @@ instant: base files where they are, and the slices they cannot describe written 
 (standing log records, and position deletes of the base rows they supersede). The table is
 partitioned by identity on Hudi's partition columns where the partition paths spell their values
 (`catalog.iceberg.partitioning`). Metadata, manifests and written slices go to the publisher's
-folder, named after their content, so publishing a view again after no commit writes nothing.
+folder, named after their content, so publishing a view again after no commit writes nothing;
+after a new version, the files no version published in the last `keep_seconds` names are
+removed (`catalog.iceberg.retention`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import os
 import threading
 import uuid
@@ -34,6 +37,7 @@ from catalog.iceberg.manifests import (
 )
 from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
+from catalog.iceberg.retention import expire
 from catalog.iceberg.types import iceberg_schema, last_column_id
 from catalog.service import Catalog
 from catalog.views import touch_keys
@@ -43,6 +47,7 @@ from shim.timeline.instant import instant_key
 from shim.write.table_init import write_atomically
 
 FORMAT_VERSION = 2
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +67,10 @@ def file_uri(path: str) -> str:
 class IcebergPublisher:
     """Publishes the catalog's views as Iceberg tables under `folder`."""
 
-    def __init__(self, catalog: Catalog, folder: str) -> None:
+    def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0) -> None:
         self.catalog = catalog
         self.folder = os.path.abspath(folder)
+        self.keep_seconds = keep_seconds
         self._lock = threading.Lock()
         self._publishing: dict[tuple[str, str], threading.Lock] = {}
         #: Per view, the last answer: the table object it was planned on and what it depends on.
@@ -112,6 +118,7 @@ class IcebergPublisher:
         folder = os.path.join(self.folder, name, view, "metadata")
         metadata_path = os.path.join(folder, f"{digest}.metadata.json")
         if os.path.exists(metadata_path):
+            os.utime(metadata_path)  # published again: a version in use is never expired
             with open(metadata_path, encoding="utf-8") as handle:
                 return PublishedTable(file_uri(metadata_path), json.load(handle), written)
         os.makedirs(folder, exist_ok=True)
@@ -171,6 +178,9 @@ class IcebergPublisher:
             "metadata-log": [],
         }
         write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
+        removed = expire(os.path.join(self.folder, name), self.keep_seconds)
+        if removed:
+            log.info("removed %d published files of %s no kept version names", len(removed), name)
         return PublishedTable(file_uri(metadata_path), metadata, written)
 
 

@@ -31,6 +31,7 @@ def catalog(warehouse):
         ({"max_scan_rows": 0}, "max_scan_rows must be a positive integer"),
         ({"batch_rows": -5}, "batch_rows must be a positive integer"),
         ({"max_scan_seconds": 0}, "max_scan_seconds must be positive"),
+        ({"iceberg_keep_seconds": -1}, "iceberg_keep_seconds must be zero or more"),
         ({"port": 70000}, "port must be in 0..65535"),
         ({"token": "  "}, "token must not be blank"),
         ({"tables": "/data/t"}, "tables must be a sequence"),

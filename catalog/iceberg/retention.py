@@ -1,0 +1,109 @@
+"""Removing published files that no Iceberg reader needs any more.
+
+Every commit to a table publishes new versions of its views: new metadata, and new files for the
+slices the commit touched (a merge-on-read slice's standing log records are written again, with
+the new ones). Older versions stay readable for a while after they were published, since a
+reader may have loaded one just before; then their metadata, manifests and the written files no
+kept version names are removed. Only files under the publisher's folder are ever removed, never
+a table's own files.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+
+import fastavro
+
+log = logging.getLogger(__name__)
+
+METADATA_SUFFIX = ".metadata.json"
+
+
+def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> list[str]:
+    """Remove the files of `table_folder` (one table's published views) that no kept version
+    names; returns the paths removed.
+
+    Kept: in each view's metadata folder, the newest metadata file and every one written (or
+    published again) less than `keep_seconds` ago, with the manifest lists, manifests and data
+    files they name. A file written less than `keep_seconds` ago is never removed: a publish may
+    be writing the version that will name it.
+    """
+    now = time.time() if now is None else now
+    horizon = now - keep_seconds
+    kept: set[str] = set()
+    for metadata in _kept_metadata(table_folder, horizon):
+        try:
+            kept.add(metadata)
+            kept.update(_named_by(metadata))
+        except (OSError, ValueError, KeyError) as exc:
+            # A version that cannot be read whole keeps everything: better too many files than
+            # a reader missing one.
+            log.warning("not expiring published files of %s: cannot read %s: %s", table_folder, metadata, exc)
+            return []
+    removed = []
+    for path in _files(table_folder):
+        if path in kept:
+            continue
+        try:
+            if os.stat(path).st_mtime >= horizon:
+                continue
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+    return removed
+
+
+def _kept_metadata(table_folder: str, horizon: float) -> Iterator[str]:
+    """Per view folder, the newest metadata file and those touched after `horizon`."""
+    for view in sorted(os.listdir(table_folder)):
+        folder = os.path.join(table_folder, view, "metadata")
+        if not os.path.isdir(folder):
+            continue
+        versions = []
+        for name in os.listdir(folder):
+            if name.endswith(METADATA_SUFFIX) and not name.startswith("."):
+                path = os.path.join(folder, name)
+                try:
+                    versions.append((os.stat(path).st_mtime, path))
+                except FileNotFoundError:
+                    continue
+        if not versions:
+            continue
+        newest = max(versions)[1]
+        yield newest
+        yield from (path for mtime, path in versions if mtime >= horizon and path != newest)
+
+
+def _named_by(metadata_path: str) -> set[str]:
+    """The manifest lists, manifests and data files a metadata file names (local paths)."""
+    with open(metadata_path, encoding="utf-8") as handle:
+        metadata = json.load(handle)
+    named: set[str] = set()
+    for snapshot in metadata.get("snapshots", []):
+        manifest_list = _local(snapshot["manifest-list"])
+        named.add(manifest_list)
+        for entry in _avro_records(manifest_list):
+            manifest = _local(entry["manifest_path"])
+            named.add(manifest)
+            named.update(_local(record["data_file"]["file_path"]) for record in _avro_records(manifest))
+    return named
+
+
+def _avro_records(path: str) -> list[dict]:
+    with open(path, "rb") as handle:
+        return [record for record in fastavro.reader(handle) if isinstance(record, dict)]
+
+
+def _files(folder: str) -> Iterator[str]:
+    for root, _, names in os.walk(folder):
+        for name in names:
+            yield os.path.join(root, name)
+
+
+def _local(uri: str) -> str:
+    return os.path.abspath(uri.removeprefix("file://"))
