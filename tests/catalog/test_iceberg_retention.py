@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from pyiceberg.table import StaticTable
 
 from catalog.iceberg.publish import IcebergPublisher
@@ -25,11 +27,15 @@ def _files(folder: Path) -> set[str]:
     return {str(p) for p in folder.rglob("*") if p.is_file()}
 
 
-def _table(tmp_path: Path) -> tuple[TinyTable, str]:
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[TinyTable, str, Catalog]]:
+    """A merge-on-read table `m` (one log), its base instant, and a catalog over its warehouse."""
     table = TinyTable(tmp_path / "wh" / "m", SCHEMA)
     base = table.base([{"id": k, "ts": 5, "v": f"base-{k}"} for k in "abcdef"])
     table.log([{"id": "b", "ts": 9, "v": "new-b"}], base_instant=base)
-    return table, base
+    catalog = Catalog(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:"))
+    yield table, base, catalog
+    catalog.close()
 
 
 def _rows(metadata_location: str) -> list[tuple]:
@@ -37,19 +43,15 @@ def _rows(metadata_location: str) -> list[tuple]:
     return sorted(tuple(row.values()) for row in loaded.to_pylist())
 
 
-def test_a_replaced_version_is_removed_and_the_current_ones_stay_readable(tmp_path):
-    table, base = _table(tmp_path)
-    catalog = Catalog(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:"))
-    try:
-        publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=0)
-        read_optimized = publisher.publish("m", "read_optimized")
-        first = publisher.publish("m", "snapshot")
-        first_files = _files(tmp_path / "ice")
-        table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
-        second = publisher.publish("m", "snapshot")
-        after = _files(tmp_path / "ice")
-    finally:
-        catalog.close()
+def test_a_replaced_version_is_removed_and_the_current_ones_stay_readable(served, tmp_path):
+    table, base, catalog = served
+    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=0)
+    read_optimized = publisher.publish("m", "read_optimized")
+    first = publisher.publish("m", "snapshot")
+    first_files = _files(tmp_path / "ice")
+    table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
+    second = publisher.publish("m", "snapshot")
+    after = _files(tmp_path / "ice")
     assert first.metadata_location != second.metadata_location
     gone = first_files - after
     assert first.metadata_location.removeprefix("file://") in gone
@@ -62,17 +64,13 @@ def test_a_replaced_version_is_removed_and_the_current_ones_stay_readable(tmp_pa
     assert _rows(read_optimized.metadata_location) == sorted((k, 5, f"base-{k}") for k in "abcdef")
 
 
-def test_replaced_versions_stay_for_the_keep_period(tmp_path):
-    table, base = _table(tmp_path)
-    catalog = Catalog(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:"))
-    try:
-        publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=3600)
-        first = publisher.publish("m", "snapshot")
-        before = _files(tmp_path / "ice")
-        table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
-        publisher.publish("m", "snapshot")
-    finally:
-        catalog.close()
+def test_replaced_versions_stay_for_the_keep_period(served, tmp_path):
+    table, base, catalog = served
+    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=3600)
+    first = publisher.publish("m", "snapshot")
+    before = _files(tmp_path / "ice")
+    table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
+    publisher.publish("m", "snapshot")
     assert before <= _files(tmp_path / "ice")
     assert ("b", 9, "new-b") in _rows(first.metadata_location)
 
@@ -82,22 +80,18 @@ def _age(path: str, seconds: float) -> None:
     os.utime(path, (moment, moment))
 
 
-def test_expire_keeps_the_version_published_last_and_files_being_written(tmp_path):
-    table, base = _table(tmp_path)
-    catalog = Catalog(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:"))
-    try:
-        publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=3600)
-        first = publisher.publish("m", "snapshot")
-        table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
-        second = publisher.publish("m", "snapshot")
-        folder = tmp_path / "ice" / "m"
-        for path in _files(folder):
-            _age(path, 7200)
-        # Publishing a version found on disk again (a new server, or a rollback back to it) marks it
-        # as the one in use.
-        again = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=3600).publish("m", "snapshot")
-    finally:
-        catalog.close()
+def test_expire_keeps_the_version_published_last_and_files_being_written(served, tmp_path):
+    table, base, catalog = served
+    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=3600)
+    first = publisher.publish("m", "snapshot")
+    table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
+    second = publisher.publish("m", "snapshot")
+    folder = tmp_path / "ice" / "m"
+    for path in _files(folder):
+        _age(path, 7200)
+    # Publishing a version found on disk again (a new server, or a rollback back to it) marks it as
+    # the one in use.
+    again = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=3600).publish("m", "snapshot")
     current = again.metadata_location.removeprefix("file://")
     assert again.metadata_location == second.metadata_location and os.stat(current).st_mtime > time.time() - 60
     _age(current, 9000)
