@@ -4,8 +4,9 @@ Every commit to a table publishes new versions of its views: new metadata, and n
 slices the commit touched (a merge-on-read slice's standing log records are written again, with
 the new ones). Older versions stay readable for a while after they were published, since a
 reader may have loaded one just before; then their metadata, manifests and the written files no
-kept version names are removed. Only files under the publisher's folder are ever removed, never
-a table's own files.
+kept version names are removed. Only files the publisher writes are ever removed (Parquet, Avro
+and metadata files, in a table's `data` folder and its views' `metadata` folders), and never in a
+folder that holds a Hudi table (`--iceberg-dir` pointed at the tables themselves).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import fastavro
 log = logging.getLogger(__name__)
 
 METADATA_SUFFIX = ".metadata.json"
+VIEWS = ("snapshot", "read_optimized")
+_WRITTEN_SUFFIXES = (".parquet", ".avro", METADATA_SUFFIX, ".tmp")
 
 
 def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> list[str]:
@@ -32,6 +35,9 @@ def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> 
     files they name. A file written less than `keep_seconds` ago is never removed: a publish may
     be writing the version that will name it.
     """
+    if os.path.exists(os.path.join(table_folder, ".hoodie")):
+        log.warning("not expiring published files in %s: it holds a Hudi table", table_folder)
+        return []
     now = time.time() if now is None else now
     horizon = now - keep_seconds
     kept: set[str] = set()
@@ -60,7 +66,7 @@ def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> 
 
 def _kept_metadata(table_folder: str, horizon: float) -> Iterator[str]:
     """Per view folder, the newest metadata file and those touched after `horizon`."""
-    for view in sorted(os.listdir(table_folder)):
+    for view in VIEWS:
         folder = os.path.join(table_folder, view, "metadata")
         if not os.path.isdir(folder):
             continue
@@ -99,10 +105,14 @@ def _avro_records(path: str) -> list[dict]:
         return [record for record in fastavro.reader(handle) if isinstance(record, dict)]
 
 
-def _files(folder: str) -> Iterator[str]:
-    for root, _, names in os.walk(folder):
-        for name in names:
-            yield os.path.join(root, name)
+def _files(table_folder: str) -> Iterator[str]:
+    """The files the publisher writes for a table: written slices and its views' metadata."""
+    for folder in [os.path.join(table_folder, "data")] + [os.path.join(table_folder, v, "metadata") for v in VIEWS]:
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.scandir(folder):
+            if entry.is_file(follow_symlinks=False) and entry.name.endswith(_WRITTEN_SUFFIXES):
+                yield entry.path
 
 
 def _local(uri: str) -> str:

@@ -114,3 +114,23 @@ def test_a_version_that_cannot_be_read_keeps_every_file(tmp_path):
     stray.write_bytes(b"PAR1")
     _age(str(stray), 7200)
     assert expire(str(folder), keep_seconds=60) == [] and stray.exists()
+
+
+def test_only_files_the_publisher_writes_are_removed_and_never_in_a_hudi_table(served, tmp_path):
+    table, _, _ = served
+    folder = tmp_path / "ice" / "m"
+    (folder / "data").mkdir(parents=True)
+    (folder / "elsewhere").mkdir()
+    keep = [folder / "data" / "notes.txt", folder / "elsewhere" / "x.parquet"]
+    stale = folder / "data" / "0123-log.parquet"
+    for path in [*keep, stale]:
+        path.write_bytes(b"PAR1")
+        _age(str(path), 7200)
+    assert expire(str(folder), keep_seconds=60) == [str(stale)]
+    assert all(path.exists() for path in keep)
+    (table.path / "data").mkdir()
+    (table.path / "data" / "0123-log.parquet").write_bytes(b"PAR1")  # a folder only a Hudi table should own
+    hudi_files = _files(table.path)
+    for path in hudi_files:
+        _age(path, 7200)
+    assert expire(str(table.path), keep_seconds=0) == [] and _files(table.path) == hudi_files
