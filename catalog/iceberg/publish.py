@@ -41,6 +41,7 @@ from catalog.iceberg.retention import expire
 from catalog.iceberg.types import iceberg_schema, last_column_id
 from catalog.service import Catalog
 from catalog.views import touch_keys
+from shim.errors import HudiShimError
 from shim.read.base_files import parquet_footer
 from shim.read.request import PlannedScan, build_scan
 from shim.timeline.instant import instant_key
@@ -88,6 +89,7 @@ class IcebergPublisher:
     def _publish(self, name: str, view: str) -> PublishedTable:
         handle = self.catalog.handle(name)
         table = handle.table()  # the same object while the table's timeline is unchanged
+        _check_outside(os.path.join(self.folder, name), table.path, name)
         last = self._last.get((name, view))
         if last is not None and last[0] is table and os.path.exists(_path_of(last[2].metadata_location)):
             return last[2]
@@ -182,6 +184,20 @@ class IcebergPublisher:
         if removed:
             log.info("removed %d published files of %s no kept version names", len(removed), name)
         return PublishedTable(file_uri(metadata_path), metadata, written)
+
+
+class PublishFolderError(HudiShimError):
+    """The Iceberg folder would put published files inside a table's own folder."""
+
+
+def _check_outside(folder: str, table_path: str, name: str) -> None:
+    """Refuse to write a table's published files into its own folder (a reader of the Hudi table
+    would take them for a partition's files)."""
+    table_path = os.path.abspath(table_path)
+    if os.path.commonpath([os.path.abspath(folder), table_path]) == table_path:
+        raise PublishFolderError(
+            f"the Iceberg folder {os.path.dirname(folder)} puts table {name}'s published files inside the table "
+            f"({table_path}); choose an --iceberg-dir outside the tables")
 
 
 def _data_files(scan: PlannedScan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],

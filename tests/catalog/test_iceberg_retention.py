@@ -134,3 +134,13 @@ def test_only_files_the_publisher_writes_are_removed_and_never_in_a_hudi_table(s
     for path in hudi_files:
         _age(path, 7200)
     assert expire(str(table.path), keep_seconds=0) == [] and _files(table.path) == hudi_files
+
+
+def test_an_iceberg_folder_inside_the_tables_is_refused_and_nothing_is_written_there(served, tmp_path):
+    from catalog.iceberg.publish import PublishFolderError
+
+    table, _, catalog = served
+    before = {str(p) for p in table.path.rglob("*")}
+    with pytest.raises(PublishFolderError, match=r"table m's published files inside the table .*--iceberg-dir"):
+        IcebergPublisher(catalog, str(tmp_path / "wh")).publish("m", "snapshot")
+    assert {str(p) for p in table.path.rglob("*")} == before
