@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,7 @@ from shim.timeline.instant import instant_key
 from shim.write.table_init import write_atomically
 
 FORMAT_VERSION = 2
+EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
 
@@ -76,6 +78,7 @@ class IcebergPublisher:
         self._publishing: dict[tuple[str, str], threading.Lock] = {}
         #: Per view, the last answer: the table object it was planned on and what it depends on.
         self._last: dict[tuple[str, str], tuple[shim.Table, str, PublishedTable]] = {}
+        self._expired_at: dict[str, float] = {}
 
     def publish(self, name: str, view: str) -> PublishedTable:
         """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest instant.
@@ -180,10 +183,21 @@ class IcebergPublisher:
             "metadata-log": [],
         }
         write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
+        self._expire(name)
+        return PublishedTable(file_uri(metadata_path), metadata, written)
+
+    def _expire(self, name: str) -> None:
+        """Remove the table's replaced versions, at most once per `EXPIRE_EVERY_SECONDS` (each pass
+        reads the manifests of every version kept)."""
+        now = time.monotonic()
+        with self._lock:
+            last = self._expired_at.get(name)
+            if self.keep_seconds > 0 and last is not None and now - last < EXPIRE_EVERY_SECONDS:
+                return
+            self._expired_at[name] = now
         removed = expire(os.path.join(self.folder, name), self.keep_seconds)
         if removed:
             log.info("removed %d published files of %s no kept version names", len(removed), name)
-        return PublishedTable(file_uri(metadata_path), metadata, written)
 
 
 class PublishFolderError(HudiShimError):

@@ -144,3 +144,19 @@ def test_an_iceberg_folder_inside_the_tables_is_refused_and_nothing_is_written_t
     with pytest.raises(PublishFolderError, match=r"table m's published files inside the table .*--iceberg-dir"):
         IcebergPublisher(catalog, str(tmp_path / "wh")).publish("m", "snapshot")
     assert {str(p) for p in table.path.rglob("*")} == before
+
+
+def test_replaced_versions_are_looked_for_at_most_once_a_minute_per_table(served, tmp_path, monkeypatch):
+    from catalog.iceberg import publish
+
+    table, base, catalog = served
+    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=1e-6)
+    first = publisher.publish("m", "snapshot")
+    time.sleep(0.01)
+    table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
+    publisher.publish("m", "snapshot")
+    assert os.path.exists(first.metadata_location.removeprefix("file://"))  # not looked for again yet
+    monkeypatch.setattr(publish, "EXPIRE_EVERY_SECONDS", 0.0)
+    table.log([{"id": "d", "ts": 9, "v": "new-d"}], base_instant=base)
+    publisher.publish("m", "snapshot")
+    assert not os.path.exists(first.metadata_location.removeprefix("file://"))
