@@ -19,6 +19,7 @@ from typing import Any
 
 import fastavro
 
+from catalog.iceberg.metrics import FileMetrics
 from catalog.iceberg.partitioning import PartitionSpec
 from catalog.iceberg.types import DELETE_FILE_PATH_ID
 
@@ -39,6 +40,8 @@ class DataFile:
     partition_path: str = ""
     #: Position deletes: the data file whose rows they delete.
     references: str | None = None
+    #: Data files: column counts and bounds from the file's footer.
+    metrics: FileMetrics | None = None
 
 
 def _optional(name: str, field_id: int, avro_type: Any) -> dict[str, Any]:
@@ -49,10 +52,10 @@ def _required(name: str, field_id: int, avro_type: Any) -> dict[str, Any]:
     return {"name": name, "type": avro_type, "field-id": field_id}
 
 
-def _bounds(name: str, field_id: int, key_id: int) -> dict[str, Any]:
-    """A map from field id to a bound, as Iceberg writes maps with int keys in Avro."""
+def _by_field_id(name: str, field_id: int, key_id: int, value_type: str) -> dict[str, Any]:
+    """A map from field id to a count or a bound, as Iceberg writes maps with int keys in Avro."""
     pairs = {"type": "record", "name": f"k{key_id}_v{key_id + 1}",
-             "fields": [_required("key", key_id, "int"), _required("value", key_id + 1, "bytes")]}
+             "fields": [_required("key", key_id, "int"), _required("value", key_id + 1, value_type)]}
     return _optional(name, field_id, {"type": "array", "items": pairs, "logicalType": "map"})
 
 
@@ -68,8 +71,10 @@ def manifest_entry_schema(spec: PartitionSpec) -> dict[str, Any]:
             _required("partition", 102, spec.avro_record()),
             _required("record_count", 103, "long"),
             _required("file_size_in_bytes", 104, "long"),
-            _bounds("lower_bounds", 125, 126),
-            _bounds("upper_bounds", 128, 129),
+            _by_field_id("value_counts", 109, 119, "long"),
+            _by_field_id("null_value_counts", 110, 121, "long"),
+            _by_field_id("lower_bounds", 125, 126, "bytes"),
+            _by_field_id("upper_bounds", 128, 129, "bytes"),
             _optional("referenced_data_file", 143, "string"),
         ],
     }
@@ -148,7 +153,15 @@ def _data_file(file: DataFile, spec: PartitionSpec) -> dict[str, Any]:
     if file.references is not None:
         bound = [{"key": DELETE_FILE_PATH_ID, "value": file.references.encode("utf-8")}]
         record.update(lower_bounds=bound, upper_bounds=bound, referenced_data_file=file.references)
+    elif file.metrics is not None:
+        metrics = file.metrics
+        record.update(value_counts=_pairs(metrics.value_counts), null_value_counts=_pairs(metrics.null_counts),
+                      lower_bounds=_pairs(metrics.lower), upper_bounds=_pairs(metrics.upper))
     return record
+
+
+def _pairs(values: dict[int, Any]) -> list[dict[str, Any]] | None:
+    return [{"key": key, "value": value} for key, value in sorted(values.items())] or None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,13 @@ unpartitioned: nothing wrong is promised.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
+from catalog.iceberg.metrics import single_value
 from catalog.iceberg.types import iceberg_id, primitive_name
 from shim.plan.partitions import partition_values
 from shim.properties import TableConfig
@@ -110,12 +110,3 @@ def partition_spec(config: TableConfig, schema: pa.Schema, partition_paths: Sequ
             row.append(value.as_py())
         values[path] = tuple(row)
     return PartitionSpec(tuple(fields), values)
-
-
-def single_value(value: PartitionValue, iceberg_type: str) -> bytes:
-    """Iceberg's single-value binary form of a bound (little-endian numbers, UTF-8 text)."""
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if iceberg_type == "boolean":
-        return b"\x01" if value else b"\x00"
-    return struct.pack("<i" if iceberg_type == "int" else "<q", value)

@@ -22,8 +22,10 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import pyarrow as pa
 
 import shim
 from catalog.iceberg.layout import Layout, mapped_ids, plan_layout
@@ -37,18 +39,21 @@ from catalog.iceberg.manifests import (
     manifest_list_bytes,
 )
 from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
+from catalog.iceberg.metrics import file_metrics
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
-from catalog.iceberg.types import iceberg_schema, last_column_id
+from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id
 from catalog.service import Catalog
 from catalog.views import touch_keys
 from shim.errors import HudiShimError
-from shim.read.base_files import parquet_footer
+from shim.read.base_files import parquet_footer, read_file_schema
 from shim.read.request import PlannedScan, build_scan
 from shim.timeline.instant import instant_key
 from shim.write.table_init import write_atomically
 
 FORMAT_VERSION = 2
+#: Changes when what manifests say of the same files changes (a new version is published then).
+MANIFEST_VERSION = "metrics-1"
 EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
@@ -108,6 +113,7 @@ class IcebergPublisher:
             layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
             data_folder = os.path.join(self.folder, name, "data")
             files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
+            files = _with_metrics(files, scan.data_schema, layout.name_mapping)
             spec = partition_spec(table.config, scan.data_schema, [f.partition_path for f in files])
             result = self._write_metadata(name, view, table.path, scan, layout, spec, files, written)
         self._last[(name, view)] = (table, key, result)
@@ -116,7 +122,7 @@ class IcebergPublisher:
     def _write_metadata(self, name: str, view: str, table_path: str, scan: PlannedScan, layout: Layout,
                         spec: PartitionSpec, files: list[DataFile], written: int) -> PublishedTable:
         schema = iceberg_schema(scan.data_schema)
-        content = json.dumps([schema, layout.name_mapping, spec.to_json(),
+        content = json.dumps([MANIFEST_VERSION, schema, layout.name_mapping, spec.to_json(),
                               [(f.path, f.size, f.content, f.partition_path) for f in files], scan.read_instant],
                              sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
@@ -198,6 +204,21 @@ class IcebergPublisher:
         removed = expire(os.path.join(self.folder, name), self.keep_seconds)
         if removed:
             log.info("removed %d published files of %s no kept version names", len(removed), name)
+
+
+def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]]) -> list[DataFile]:
+    """The data files with their column metrics, found by the name mapping readers apply."""
+    types = {iceberg_id(field, field.name): field.type for field in schema}
+    columns = {name: (entry["field-id"], types[entry["field-id"]])
+               for entry in name_mapping if entry["field-id"] in types for name in entry["names"]}
+    with_metrics = []
+    for data_file in files:
+        if data_file.content == DATA:
+            path = _path_of(data_file.path)
+            metrics = file_metrics(parquet_footer(path), read_file_schema(path), columns)
+            data_file = replace(data_file, metrics=metrics)
+        with_metrics.append(data_file)
+    return with_metrics
 
 
 class PublishFolderError(HudiShimError):

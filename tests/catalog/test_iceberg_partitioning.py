@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 from catalog.iceberg.manifests import DataFile, Manifest, manifest_bytes, manifest_list_bytes
-from catalog.iceberg.partitioning import PartitionSpec, partition_spec, single_value
+from catalog.iceberg.metrics import single_value
+from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from shim.properties import TableConfig
 from shim.schema import FIELD_ID_KEY
 
