@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from catalog.iceberg.types import primitive_name
+from shim.errors import UnsupportedFeatureError
+
 _EPOCH = dt.date(1970, 1, 1)
+#: Types whose order every reader agrees on.
+_BOUNDED = frozenset({"boolean", "int", "long", "date", "string"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,17 +38,11 @@ class FileMetrics:
 
 def bounded_type(data_type: pa.DataType) -> str | None:
     """The Iceberg type a column's bounds are given in, or None when they are not given."""
-    if pa.types.is_boolean(data_type):
-        return "boolean"
-    if pa.types.is_int8(data_type) or pa.types.is_int16(data_type) or pa.types.is_int32(data_type):
-        return "int"
-    if pa.types.is_int64(data_type):
-        return "long"
-    if pa.types.is_date32(data_type):
-        return "date"
-    if pa.types.is_string(data_type) or pa.types.is_large_string(data_type):
-        return "string"
-    return None
+    try:
+        kind = primitive_name(data_type, "")
+    except UnsupportedFeatureError:
+        return None
+    return kind if kind in _BOUNDED else None
 
 
 def file_metrics(metadata: pq.FileMetaData, file_schema: pa.Schema,
