@@ -29,6 +29,7 @@ from shim.errors import ColumnNotFoundError, HudiShimError, InvalidFilterError
 from shim.filters import Expr, bind, parse_filter
 from shim.filters.substrait import conjuncts_from_substrait
 from shim.properties import TableConfig
+from shim.read.dictionary_filter import value_types
 from shim.read.request import ScanMode, with_dictionary_partitions
 from shim.timeline.instant import normalize_instant
 
@@ -231,7 +232,7 @@ class RemoteSource:
         pushed: list[Expr] = []
         residual = None
         if filter is not None:
-            pushed, complete = split_filter(filter, decoded(schema))
+            pushed, complete = split_filter(filter, value_types(schema))
             residual = None if complete else filter
         text = " AND ".join(f"({expr})" for expr in pushed) or None
         if residual is None:
@@ -242,12 +243,6 @@ class RemoteSource:
                                           dictionary_partitions=True)
         output = pa.schema([schema.field(c) for c in columns])
         return pa.RecordBatchReader.from_batches(output, _filtered(reader, residual, columns))
-
-
-def decoded(schema: pa.Schema) -> pa.Schema:
-    """`schema` with dictionary-encoded columns as their value types (what filters are written against)."""
-    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema],
-                     metadata=schema.metadata)
 
 
 def split_filter(filter: pc.Expression, schema: pa.Schema) -> tuple[list[Expr], bool]:

@@ -13,6 +13,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from shim.errors import CorruptFileError, file_gone, is_missing_file
+from shim.read.dictionary_filter import dictionary_mask, only_column
 from shim.read.plan import FilePlan
 
 BATCH_SIZE = 131_072
@@ -104,8 +105,11 @@ def scan_parquet(
         yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size)
         return
     columns = _columns_to_read(plan, file_schema)
-    if len(paths) == 1 and pushdown is None and _read_at_once(parquet_footer(paths[0]), columns):
-        for _, batch in iter_parquet_in_order(paths[0], plan, batch_size=batch_size):
+    if len(paths) == 1 and _read_at_once(parquet_footer(paths[0]), columns) and (
+            pushdown is None or only_column(pushdown, file_schema) in dictionary_columns(paths[0], columns)):
+        # (A filter on other columns goes through the scanner, which may skip the file on its
+        # statistics; string columns stored as dictionaries rarely let it.)
+        for _, batch in iter_parquet_in_order(paths[0], plan, batch_size=batch_size, before_plan=pushdown):
             if batch.num_rows:
                 yield batch
         return
@@ -166,20 +170,34 @@ def iter_parquet_in_order(
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
         threads = len(columns) > 1
-        if not first_soonest and _read_at_once(metadata, columns):
-            batches = parquet.read_row_group(0, columns=columns, use_threads=threads).to_batches(batch_size)
+        at_once = not first_soonest and _read_at_once(metadata, columns)
+        if at_once:  # the row group whole: rows are selected and decoded in one pass, then cut
+            batches = parquet.read_row_group(0, columns=columns, use_threads=threads).combine_chunks().to_batches()
         else:
             batches = parquet.iter_batches(batch_size=batch_size, columns=columns, use_threads=threads)
+        # A filter on one column read as a dictionary is decided per entry, before decoding.
+        on_dictionary = only_column(before_plan, file_schema) if before_plan is not None and dictionary else None
+        if on_dictionary not in dictionary:
+            on_dictionary = None
         for batch in batches:
             rows = batch.num_rows
             if keep is not None:
                 batch = select_rows(batch, keep.slice(offset, rows))
+            pending = before_plan
+            if on_dictionary is not None and before_plan is not None:
+                batch = select_rows(batch, dictionary_mask(batch.column(on_dictionary), on_dictionary, before_plan))
+                pending = None
             if dictionary:
                 batch = _decoded(batch, file_schema)  # after the selection: only kept values are decoded
-            if before_plan is not None:
-                batch = batch.filter(before_plan)
+            if pending is not None:
+                batch = batch.filter(pending)
             offset += rows
-            yield rows, plan.apply(batch)
+            batch = plan.apply(batch)
+            if not at_once or batch.num_rows <= batch_size:
+                yield rows, batch
+                continue
+            for start in range(0, batch.num_rows, batch_size):  # the rows read count once
+                yield (rows if start == 0 else 0), batch.slice(start, batch_size)
     except (OSError, pa.ArrowInvalid) as exc:
         if is_missing_file(exc) or not os.path.exists(path):
             raise file_gone(path) from exc

@@ -82,9 +82,12 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
     def _cached_read(file_slice: FileSlice, state: SliceMergeState) -> Iterator[pa.RecordBatch]:
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns)
+            # With the merge decided, the filter may drop base rows as they are read (the scan
+            # checks every merged row again).
+            pushdown = scan.row_filter.pushdown(plan.passthrough, scan.read_schema) if scan.row_filter else None
             offset = 0
             for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep, batch_size=scan.batch_size,
-                                                     first_soonest=few):
+                                                     before_plan=pushdown, first_soonest=few):
                 offset += rows
                 if batch.num_rows:
                     yield batch
