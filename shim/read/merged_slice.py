@@ -44,7 +44,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
             # them stand does not depend on the base file's other keys.
             yield from _log_rows(state or start_slice_merge(scan, file_slice).state(), file_slice)
         elif state is None:
-            yield from _first_read(file_slice, key)
+            yield from _first_read(file_slice)
         else:
             yield from _cached_read(file_slice, state)
 
@@ -59,7 +59,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
                                   file_schema=read_file_schema(path), columns=wanted, path=path)
         return path, plan
 
-    def _first_read(file_slice: FileSlice, key: object) -> Iterator[pa.RecordBatch]:
+    def _first_read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
         merge = start_slice_merge(scan, file_slice)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
@@ -69,15 +69,8 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
                     batch = select_rows(batch, pa.array(keep))
                 if batch.num_rows:
                     yield batch.select(columns)
-        state = _remember(file_slice, key, merge)
+        state = _remember(scan, file_slice, merge)
         yield from _log_rows(state, file_slice)
-
-    def _remember(file_slice: FileSlice, key: object, merge: SliceMerge) -> SliceMergeState:
-        state = merge.state()
-        cache.put(key, state, state.nbytes)
-        assert scan.read_instant is not None
-        cache.discard(log_key(file_slice, scan.read_instant))  # the state holds what is needed of it
-        return state
 
     def _cached_read(file_slice: FileSlice, state: SliceMergeState) -> Iterator[pa.RecordBatch]:
         if file_slice.base_file is not None:
@@ -126,9 +119,16 @@ def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeSta
                                   columns=columns, path=path)
         for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
             merge.keep(batch, scan, path)
+    return _remember(scan, file_slice, merge)
+
+
+def _remember(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge) -> SliceMergeState:
+    """The finished merge of a slice, put in the table's cache in place of its log side (the
+    state holds what is needed of it)."""
+    assert scan.read_instant is not None
     state = merge.state()
-    cache.put(key, state, state.nbytes)
-    cache.discard(log_key(file_slice, scan.read_instant))
+    scan.table.slice_cache.put((file_slice, scan.read_instant), state, state.nbytes)
+    scan.table.slice_cache.discard(log_key(file_slice, scan.read_instant))
     return state
 
 
