@@ -156,11 +156,12 @@ def count(reader: pa.RecordBatchReader) -> int:
     return sum(batch.num_rows for batch in reader)
 
 
-def wire_bytes(url: str, mode: str, compression: str | None) -> int:
-    """Bytes of the scan's HTTP response body."""
+def wire_bytes(url: str, mode: str, compression: str | None, dictionaries: bool = True) -> int:
+    """Bytes of the scan's HTTP response body (as `ShimClient` asks for it: repeated strings
+    dictionary-encoded, unless `dictionaries` is false)."""
     import httpx
 
-    body = {"mode": mode, **({"compression": compression} if compression else {})}
+    body = {"mode": mode, "dictionary_strings": dictionaries, **({"compression": compression} if compression else {})}
     with httpx.stream("POST", f"{url}/v1/tables/bench/scan", json=body, timeout=300) as response:
         return sum(len(chunk) for chunk in response.iter_raw())
 
@@ -174,17 +175,22 @@ def http_vs_in_process(table_path: str, url: str, repeat: int) -> dict[str, obje
     results: dict[str, object] = {}
     table = shim.open_table(table_path)
     client, lz4 = ShimClient(url), ShimClient(url, compression="lz4")
+    plain = ShimClient(url, wire_dictionaries=False)
     for mode in ("snapshot", "read_optimized"):
         count(client.scan_batches("bench", mode=mode))  # warm-up: the server opens the table
         timed = interleaved(repeat, {
             "local": partial(lambda m: count(table.scan(mode=m)), mode),
             "http": partial(lambda m: count(client.scan_batches("bench", mode=m)), mode),
             "http_lz4": partial(lambda m: count(lz4.scan_batches("bench", mode=m)), mode),
+            "http_plain_strings": partial(lambda m: count(plain.scan_batches("bench", mode=m)), mode),
         })
         (t_local, m_local, n_local), (t_http, m_http, n_http) = timed["local"], timed["http"]
         t_lz4, _, n_lz4 = timed["http_lz4"]
         assert n_local == n_http == n_lz4, (n_local, n_http, n_lz4)
         results[f"{mode}_http_lz4_vs_in_process_throughput"] = round(t_local / t_lz4, 2)
+        results[f"{mode}_http_plain_strings_vs_in_process_throughput"] = round(
+            t_local / timed["http_plain_strings"][0], 2)
+        results[f"{mode}_wire_bytes_plain_strings"] = wire_bytes(url, mode, None, dictionaries=False)
         results[f"{mode}_wire_bytes"], results[f"{mode}_wire_bytes_lz4"] = wire_bytes(url, mode, None), \
             wire_bytes(url, mode, "lz4")
         results[f"{mode}_rows"] = n_local
@@ -296,6 +302,9 @@ def main() -> None:
               f"throughput (medians {results[f'{mode}_http_vs_in_process_throughput_median']}x; target >= 0.8x)")
         print(f"  with lz4 compression: {results[f'{mode}_http_lz4_vs_in_process_throughput']}x on loopback; "
               f"{results[f'{mode}_wire_bytes_lz4']:,} bytes sent instead of {results[f'{mode}_wire_bytes']:,}")
+        print(f"  strings sent plain (wire_dictionaries=False): "
+              f"{results[f'{mode}_http_plain_strings_vs_in_process_throughput']}x; "
+              f"{results[f'{mode}_wire_bytes_plain_strings']:,} bytes")
     for label in ("snapshot", "read_optimized", "snapshot_http", "snapshot_iceberg", "read_optimized_iceberg"):
         print(f"selective DuckDB {label:<14} = {results[f'selective_{label}_vs_plain_time']}x plain Parquet "
               f"time (medians {results[f'selective_{label}_vs_plain_time_median']}x; target <= 2x)")

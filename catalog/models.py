@@ -34,6 +34,9 @@ class ScanBody(BaseModel):
     limit: StrictInt | None = Field(default=None, ge=0, le=2**62, description="return at most this many rows")
     dictionary_partitions: StrictBool = Field(
         default=False, description="send partition columns dictionary-encoded (one value per batch)")
+    dictionary_strings: StrictBool = Field(
+        default=False, description="send dictionary-encoded the partition columns and the string columns data files "
+                                  "store as dictionaries (fewer bytes; columns compared by the filter stay plain)")
     compression: Literal["lz4", "zstd"] | None = Field(
         default=None, description="compress record batch buffers (Arrow IPC compression; readers decompress "
                                   "transparently): fewer bytes over slow networks, more CPU on both ends")

@@ -143,7 +143,7 @@ def scan(request: Request, name: str, body: ScanBody) -> StreamingResponse:
     catalog = _catalog(request)
     catalog.handle(name)  # an unknown table is a 404 whatever else is wrong with the request
     scan_request = ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit,
-                               body.dictionary_partitions)
+                               body.dictionary_partitions, body.dictionary_strings)
     reader, first = _started(catalog, name, scan_request, body.limit)
     chunks = ipc_stream(reader, catalog.limits, limit=body.limit, first=first, started=started,
                         compression=body.compression)

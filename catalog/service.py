@@ -60,6 +60,7 @@ class ScanRequest:
     as_of: str | None = None
     limit: int | None = None
     dictionary_partitions: bool = False
+    dictionary_strings: bool = False
 
 
 class Catalog:
@@ -163,4 +164,5 @@ class Catalog:
             )
         table = self.table(name)
         return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of,
-                          dictionary_partitions=request.dictionary_partitions, limit=request.limit)
+                          dictionary_partitions=request.dictionary_partitions, limit=request.limit,
+                          dictionary_strings=request.dictionary_strings)

@@ -149,6 +149,8 @@ class Table:
         include_meta: bool = False,
         dictionary_partitions: bool = False,
         limit: int | None = None,
+        *,
+        dictionary_strings: bool = False,
     ) -> pa.RecordBatchReader:
         """Stream the table's rows.
 
@@ -164,10 +166,13 @@ class Table:
                 per partition: cheaper to build, send and ingest; DuckDB sees VARCHAR).
             limit: at most this many rows (a few rows are read in small batches, one file after
                 another, so a preview reads little).
+            dictionary_strings: return dictionary-encoded the partition columns and the string
+                columns that data files store as dictionaries (repeated values such as names and
+                codes), sparing their decoding; columns the filter or the merge compares stay plain.
         """
         return build_scan(
             self.current(), mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
-            dictionary_partitions=dictionary_partitions, limit=limit,
+            dictionary_partitions=dictionary_partitions, limit=limit, dictionary_strings=dictionary_strings,
         ).reader()
 
     def read(

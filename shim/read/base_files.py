@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -93,6 +93,7 @@ def scan_parquet(
     *,
     batch_size: int = BATCH_SIZE,
     ahead: bool = True,
+    dictionaries: frozenset[str] = frozenset(),
 ) -> Iterator[pa.RecordBatch]:
     """Batches of `paths` (all written with `file_schema`), mapped through `plan`.
 
@@ -100,24 +101,33 @@ def scan_parquet(
     by statistics), so it may only hold conditions the caller re-checks or that are exact on the
     file's values. With `ahead` (for whole scans), files and batches are read ahead on Arrow's
     threads; without (for a few rows), one batch at a time, the first one soonest.
+    `dictionaries` names query columns to return dictionary-encoded where the file's string
+    column is read unchanged (see `kept_dictionaries`).
     """
     if not ahead:
-        yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size)
+        yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size, dictionaries)
         return
     columns = _columns_to_read(plan, file_schema)
     if len(paths) == 1 and _read_at_once(parquet_footer(paths[0]), columns) and (
             pushdown is None or only_column(pushdown, file_schema) in dictionary_columns(paths[0], columns)):
         # (A filter on other columns goes through the scanner, which may skip the file on its
         # statistics; string columns stored as dictionaries rarely let it.)
-        for _, batch in iter_parquet_in_order(paths[0], plan, batch_size=batch_size, before_plan=pushdown):
+        for _, batch in iter_parquet_in_order(paths[0], plan, batch_size=batch_size, before_plan=pushdown,
+                                              dictionaries=dictionaries):
             if batch.num_rows:
                 yield batch
         return
     # Files of one commit and partition are alike: the first one tells which columns to read as
-    # dictionaries (the scanner decodes them back to the dataset's plain types on its threads).
-    dictionary = tuple(dictionary_columns(paths[0], columns))
+    # dictionaries (the scanner decodes them back to the dataset's plain types on its threads,
+    # except those kept as dictionaries).
+    kept = kept_dictionaries(plan, file_schema, dictionaries)
+    dictionary = tuple(dict.fromkeys([*dictionary_columns(paths[0], columns), *kept]))
+    dataset_schema = file_schema
+    for name in kept:
+        index = dataset_schema.get_field_index(name)
+        dataset_schema = dataset_schema.set(index, as_dictionary(dataset_schema.field(index)))
     dataset = ds.FileSystemDataset.from_paths(
-        list(paths), schema=file_schema, format=_parquet_format(dictionary), filesystem=_LOCAL_FS
+        list(paths), schema=dataset_schema, format=_parquet_format(dictionary), filesystem=_LOCAL_FS
     )
     scanner = dataset.scanner(
         columns=columns,
@@ -131,7 +141,7 @@ def scan_parquet(
     try:
         for batch in scanner.to_batches():
             if batch.num_rows:
-                yield plan.apply(batch)
+                yield _apply_keeping(plan, batch, kept)
     except (OSError, pa.ArrowInvalid) as exc:
         gone = [p for p in paths if not os.path.exists(p)]
         if gone:
@@ -143,10 +153,10 @@ def scan_parquet(
 
 
 def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None,
-                              batch_size: int) -> Iterator[pa.RecordBatch]:
+                              batch_size: int, dictionaries: frozenset[str]) -> Iterator[pa.RecordBatch]:
     for path in paths:
         for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, before_plan=pushdown,
-                                              first_soonest=True):
+                                              first_soonest=True, dictionaries=dictionaries):
             if batch.num_rows:
                 yield batch
 
@@ -154,18 +164,21 @@ def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc
 def iter_parquet_in_order(
     path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE,
     before_plan: pc.Expression | None = None, first_soonest: bool = False,
+    dictionaries: frozenset[str] = frozenset(),
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The rows of one Parquet file, in file order, mapped through `plan`: (rows read, batch).
 
     `keep`, when given, says which of the file's rows to keep (by position); `before_plan`, a
     filter on the file's own columns. Rows are dropped before the plan runs, so conversions only
     touch the rows kept. With `first_soonest` (a few rows wanted), the file is always read batch
-    by batch, never at once.
+    by batch, never at once. Query columns in `dictionaries` stay dictionary-encoded where the
+    file's column is read unchanged (see `kept_dictionaries`).
     """
     try:
         metadata, file_schema, _ = _footer(path)
         columns = _columns_to_read(plan, file_schema)
-        dictionary = dictionary_columns(path, columns)
+        kept = kept_dictionaries(plan, file_schema, dictionaries)
+        dictionary = list(dict.fromkeys([*dictionary_columns(path, columns), *kept]))
         parquet = pq.ParquetFile(path, metadata=metadata, read_dictionary=dictionary or None)
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
@@ -188,11 +201,11 @@ def iter_parquet_in_order(
                 batch = select_rows(batch, dictionary_mask(batch.column(on_dictionary), on_dictionary, before_plan))
                 pending = None
             if dictionary:
-                batch = _decoded(batch, file_schema)  # after the selection: only kept values are decoded
+                batch = _decoded(batch, file_schema, kept)  # after the selection: only kept values are decoded
             if pending is not None:
                 batch = batch.filter(pending)
             offset += rows
-            batch = plan.apply(batch)
+            batch = _apply_keeping(plan, batch, kept)
             if not at_once or batch.num_rows <= batch_size:
                 yield rows, batch
                 continue
@@ -213,11 +226,48 @@ def select_rows(batch: pa.RecordBatch, mask: pa.BooleanArray) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([_without_validity(c).filter(mask) for c in batch.columns], schema=batch.schema)
 
 
-def _decoded(batch: pa.RecordBatch, file_schema: pa.Schema) -> pa.RecordBatch:
-    """`batch` with columns read as dictionaries cast back to the file's own types."""
+def kept_dictionaries(plan: FilePlan, file_schema: pa.Schema, dictionaries: frozenset[str]) -> dict[str, str]:
+    """File column -> query column, for the query columns in `dictionaries` that the plan reads
+    unchanged from a string column of the file: these are read, and returned, as dictionaries."""
+    kept: dict[str, str] = {}
+    for query_name in dictionaries:
+        source = plan.passthrough.get(query_name)
+        index = file_schema.get_field_index(source) if source is not None else -1
+        if source is not None and index >= 0 and file_schema.field(index).type == pa.string():
+            kept[source] = query_name
+    return kept
+
+
+def as_dictionary(field: pa.Field) -> pa.Field:
+    """`field` with its values dictionary-encoded (int32 indices, as Parquet readers return them)."""
+    return field if pa.types.is_dictionary(field.type) else field.with_type(pa.dictionary(pa.int32(), field.type))
+
+
+def _apply_keeping(plan: FilePlan, batch: pa.RecordBatch, kept: Mapping[str, str]) -> pa.RecordBatch:
+    """`plan.apply(batch)`, with the `kept` dictionary columns (read unchanged) carried around
+    the plan rather than through it: the plan sees placeholder nulls of the plain type."""
+    held = {name: batch.column(name) for name in kept if pa.types.is_dictionary(batch.schema.field(name).type)}
+    if not held:
+        return plan.apply(batch)
+    schema, columns = batch.schema, list(batch.columns)
+    for name, column in held.items():
+        index = schema.get_field_index(name)
+        columns[index] = pa.nulls(batch.num_rows, column.type.value_type)
+        schema = schema.set(index, schema.field(index).with_type(column.type.value_type))
+    applied = plan.apply(pa.RecordBatch.from_arrays(columns, schema=schema))
+    schema, columns = applied.schema, list(applied.columns)
+    for name, column in held.items():
+        index = schema.get_field_index(kept[name])
+        columns[index] = column
+        schema = schema.set(index, schema.field(index).with_type(column.type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _decoded(batch: pa.RecordBatch, file_schema: pa.Schema, kept: Mapping[str, str]) -> pa.RecordBatch:
+    """`batch` with columns read as dictionaries cast back to the file's own types, except `kept`."""
     schema, columns = batch.schema, list(batch.columns)
     for i, column in enumerate(columns):
-        if pa.types.is_dictionary(column.type):
+        if pa.types.is_dictionary(column.type) and schema.field(i).name not in kept:
             kind = file_schema.field(schema.field(i).name).type
             columns[i] = column.cast(kind)
             schema = schema.set(i, schema.field(i).with_type(kind))

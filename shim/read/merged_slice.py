@@ -80,7 +80,8 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
             pushdown = scan.row_filter.pushdown(plan.passthrough, scan.read_schema) if scan.row_filter else None
             offset = 0
             for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep, batch_size=scan.batch_size,
-                                                     before_plan=pushdown, first_soonest=few):
+                                                     before_plan=pushdown, first_soonest=few,
+                                                     dictionaries=scan.dictionaries):
                 offset += rows
                 if batch.num_rows:
                     yield batch

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -14,7 +14,7 @@ from shim.filters import FilterLike, to_expr
 from shim.plan.partitions import partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
-from shim.read.base_files import BATCH_SIZE
+from shim.read.base_files import BATCH_SIZE, dictionary_columns
 from shim.read.key_lookup import pinned_keys
 from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.partition_fill import (
@@ -77,6 +77,11 @@ class PlannedScan:
     def data_schema(self) -> pa.Schema:
         return self.schemas.data_schema
 
+    @property
+    def dictionaries(self) -> frozenset[str]:
+        """Output columns returned dictionary-encoded."""
+        return frozenset(f.name for f in self.output_schema if pa.types.is_dictionary(f.type))
+
     def reader(self) -> pa.RecordBatchReader:
         """Stream the rows."""
         from shim.read.merged_slice import merged_slice_reader
@@ -97,6 +102,7 @@ class PlannedScan:
             lookup_keys=lookup,
             batch_size=self.batch_size,
             preview=self.limit is not None and self.limit <= BATCH_SIZE,
+            dictionaries=self.dictionaries,
         )
         if self.limit == 0:
             return pa.RecordBatchReader.from_batches(self.output_schema, iter(()))
@@ -116,11 +122,13 @@ def build_scan(
     plan_files: bool = True,
     dictionary_partitions: bool = False,
     limit: int | None = None,
+    dictionary_strings: bool = False,
 ) -> PlannedScan:
     """Check the request against the table and plan the file slices to read.
 
     With `dictionary_partitions`, top-level partition columns are returned dictionary-encoded;
-    with `limit`, the scan stops after that many rows.
+    with `dictionary_strings`, those and the string columns the newest base file stores as
+    dictionaries (see `stored_dictionaries`); with `limit`, the scan stops after that many rows.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidArgumentError(f"limit must be a whole number of rows, 0 or more; got {limit!r}")
@@ -142,7 +150,7 @@ def build_scan(
     full_schema = schemas.full_schema
     output_schema = _output_schema(full_schema, schemas.data_schema, columns, include_meta)
     resolver = schemas.resolver
-    if dictionary_partitions:
+    if dictionary_partitions or dictionary_strings:
         output_schema = with_dictionary_partitions(output_schema, table.config.spelled_partition_fields)
         if isinstance(resolver, PartitionFillingResolver):
             resolver = resolver.with_dictionaries()
@@ -161,6 +169,10 @@ def build_scan(
     needed = set(output_schema.names) | (set(bound.columns) if bound is not None else set())
     if commit_filter is not None:
         needed.add(COMMIT_TIME)
+    if dictionary_strings:
+        compared = (set(bound.columns) if bound is not None else set()) | set(merge.columns if merge else ())
+        output_schema = with_dictionaries(output_schema, stored_dictionaries(table.path, slices, output_schema,
+                                                                             compared | {COMMIT_TIME}))
     read_schema = pa.schema([f for f in full_schema if f.name in needed])
     return PlannedScan(
         table=table,
@@ -180,8 +192,31 @@ def build_scan(
 
 def with_dictionary_partitions(schema: pa.Schema, partition_fields: Sequence[str]) -> pa.Schema:
     """`schema` with its top-level partition columns dictionary-encoded."""
-    return pa.schema([as_dictionary_field(f) if f.name in partition_fields else f for f in schema],
-                     metadata=schema.metadata)
+    return with_dictionaries(schema, partition_fields)
+
+
+def with_dictionaries(schema: pa.Schema, names: Collection[str]) -> pa.Schema:
+    """`schema` with the top-level columns `names` dictionary-encoded."""
+    return pa.schema([as_dictionary_field(f) if f.name in names else f for f in schema], metadata=schema.metadata)
+
+
+def stored_dictionaries(table_path: str, slices: Sequence[FileSlice], schema: pa.Schema,
+                        compared: Collection[str]) -> list[str]:
+    """The string columns of `schema`, other than the `compared` ones (filter, merge and commit
+    columns, compared as plain strings), that the newest base file of `slices` stores as
+    dictionary indices under the same name.
+
+    Files of a table are mostly alike: returning such columns as dictionaries spares decoding
+    them (rows of other files are encoded to match). Keys and other columns of distinct values
+    are rarely stored so.
+    """
+    bases = [s for s in slices if s.base_file is not None]
+    if not bases:
+        return []
+    newest = max(bases, key=lambda s: s.base_file.instant_time if s.base_file is not None else "")
+    path = newest.base_path(table_path)
+    candidates = [f.name for f in schema if f.type == pa.string() and f.name not in compared]
+    return dictionary_columns(path, candidates) if path is not None and candidates else []
 
 
 def _output_schema(

@@ -35,6 +35,8 @@ class ScanContext:
         batch_size: rows per batch read from a base file.
         preview: only a few rows are wanted: file slices are read one after another, one batch at
             a time (no read-ahead), so the first rows come soonest and little is read past them.
+        dictionaries: output columns returned dictionary-encoded, kept as files store them where
+            they are read unchanged.
     """
 
     table_path: str
@@ -47,6 +49,7 @@ class ScanContext:
     lookup_keys: frozenset[str] | None = None
     batch_size: int = BATCH_SIZE
     preview: bool = False
+    dictionaries: frozenset[str] = frozenset()
 
 
 def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
@@ -88,7 +91,7 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
         )
         pushdown = context.row_filter.pushdown(plan.passthrough, context.read_schema) if context.row_filter else None
         yield from scan_parquet(paths, file_schema, plan, pushdown, batch_size=context.batch_size,
-                                ahead=not context.preview)
+                                ahead=not context.preview, dictionaries=context.dictionaries)
 
     return produce
 

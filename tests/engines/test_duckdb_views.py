@@ -47,10 +47,10 @@ def scans(monkeypatch):
     original = shim.Table.scan
 
     def spy(self, mode="snapshot", columns=None, filter=None, as_of=None, include_meta=False,
-            dictionary_partitions=False, limit=None):
+            dictionary_partitions=False, limit=None, **options):
         calls.append({"table": self.path, "mode": mode, "columns": columns, "filter": filter,
                       "dictionary_partitions": dictionary_partitions})
-        return original(self, mode, columns, filter, as_of, include_meta, dictionary_partitions, limit)
+        return original(self, mode, columns, filter, as_of, include_meta, dictionary_partitions, limit, **options)
 
     monkeypatch.setattr(shim.Table, "scan", spy)
     return calls

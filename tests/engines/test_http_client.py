@@ -111,6 +111,28 @@ def test_compression_cuts_the_bytes_on_the_wire(tmp_path):
         ShimClient(live.url, compression="gzip")
 
 
+def test_repeated_strings_travel_as_dictionaries_and_arrive_with_their_own_types(tmp_path):
+    table = TinyTable(tmp_path / "wh" / "t", pa.schema([("id", pa.string()), ("ts", pa.int64()),
+                                                        ("city", pa.string())]), mor=False)
+    table.base([{"id": f"k{i:05d}", "ts": 1, "city": f"a-city-with-a-long-name-{i % 5}"} for i in range(5000)])
+    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:")) as live, \
+            httpx.Client(base_url=live.url, timeout=30) as http:
+        plain = http.post("/v1/tables/t/scan", json={})
+        encoded = http.post("/v1/tables/t/scan", json={"dictionary_strings": True})
+        with ShimClient(live.url) as client, ShimClient(live.url, wire_dictionaries=False) as direct:
+            decoded, as_sent = client.scan("t"), direct.scan("t")
+            kept = client.scan("t", dictionary_strings=True)
+    expected = pa.ipc.open_stream(plain.content).read_all()
+    got = pa.ipc.open_stream(encoded.content).read_all()
+    assert expected.schema.field("city").type == pa.string()
+    assert got.schema.field("city").type == pa.dictionary(pa.int32(), pa.string())
+    assert got.schema.field("id").type == pa.string()
+    assert got.cast(expected.schema).equals(expected)
+    assert len(encoded.content) * 10 < len(plain.content) * 7
+    assert decoded.equals(as_sent) and decoded.schema.equals(expected.schema) and decoded.equals(expected)
+    assert kept.schema.equals(got.schema) and kept.equals(got)
+
+
 def test_scan_with_dictionary_partitions_past_the_row_limit_still_raises(warehouse):
     settings = Settings(warehouse=str(warehouse.root), catalog_db=":memory:", batch_rows=1, max_scan_rows=2)
     with live_server(settings) as live, ShimClient(live.url) as client:
