@@ -53,7 +53,7 @@ from shim.write.table_init import write_atomically
 
 FORMAT_VERSION = 2
 #: Changes when what manifests say of the same files changes (a new version is published then).
-MANIFEST_VERSION = "metrics-1"
+MANIFEST_VERSION = "metrics-2"
 EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
