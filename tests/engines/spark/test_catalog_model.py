@@ -51,6 +51,8 @@ def test_a_long_lived_catalog_follows_random_histories(tmp_path, table_type, see
                     read = live.scan("trips", ScanRequest(as_of=instant)).read_all()
                     assert read.schema.names == model.names[instant or model.snapshots[-1][0]]
                     assert sorted(read.to_pylist(), key=lambda r: r["id"]) == rows, instant
+                    kept = live.scan("trips", ScanRequest(as_of=instant, dictionary_strings=True)).read_all()
+                    assert sorted(kept.cast(read.schema).to_pylist(), key=lambda r: r["id"]) == rows, instant
             finally:
                 fresh.close()
     finally:
