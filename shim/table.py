@@ -15,6 +15,7 @@ from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
 from shim.read.file_schemas import FileSchema, file_schemas
+from shim.read.plan_cache import PlanCache
 from shim.read.request import FilterLike, ScanMode, build_scan
 from shim.read.schemas import TableSchemas, table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
@@ -75,6 +76,7 @@ class Table:
         self._schema_history = SchemaHistory(self.path, self._timeline)
         self.listing = TableListing(self.path, self.config)
         self._schemas: dict[str | None, TableSchemas] = {}
+        self._plans = PlanCache()
 
     def __repr__(self) -> str:
         return f"Table({self.path!r}, {self.config.table_type.value}, version {self.config.version})"
@@ -170,10 +172,13 @@ class Table:
                 columns that data files store as dictionaries (repeated values such as names and
                 codes), sparing their decoding; columns the filter or the merge compares stay plain.
         """
-        return build_scan(
-            self.current(), mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
+        table = self.current()
+        request = (mode, None if columns is None or isinstance(columns, str) else tuple(columns), as_of,
+                   include_meta, dictionary_partitions, limit, dictionary_strings)
+        return table._plans.planned(request if _hashable(request) else None, filter, lambda: build_scan(
+            table, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
             dictionary_partitions=dictionary_partitions, limit=limit, dictionary_strings=dictionary_strings,
-        ).reader()
+        )).reader()
 
     def read(
         self,
@@ -207,3 +212,10 @@ class Table:
             self.current(), mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
         ).reader().read_all()
 
+
+def _hashable(parts: tuple[object, ...]) -> bool:
+    try:
+        hash(parts)
+    except TypeError:
+        return False
+    return True
