@@ -53,7 +53,8 @@ def create_app(settings: Settings) -> FastAPI:
         temporary = folder is None
         if folder is None:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
-        app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds)
+        app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
+                                             history=settings.iceberg_history)
         try:
             yield
         finally:

@@ -41,6 +41,8 @@ class Settings:
         iceberg_keep_seconds: how long a published Iceberg version stays readable after a newer
             one replaced it (readers may have loaded it just before); then the files only it
             names are removed.
+        iceberg_history: how many commits before the latest each published Iceberg table keeps
+            as snapshots (time travel; those a read may still be as of); 0 keeps the latest only.
     """
 
     warehouse: str | None = None
@@ -59,6 +61,7 @@ class Settings:
     discovery_depth: int = 4
     iceberg_dir: str | None = None
     iceberg_keep_seconds: float = 900.0
+    iceberg_history: int = 10
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
@@ -66,6 +69,9 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise InvalidArgumentError(f"setting {name} must be a positive integer, got {value!r}")
+        if not isinstance(self.iceberg_history, int) or isinstance(self.iceberg_history, bool) \
+                or self.iceberg_history < 0:
+            raise InvalidArgumentError(f"setting iceberg_history must be 0 or more, got {self.iceberg_history!r}")
         if not self.iceberg_keep_seconds >= 0:
             raise InvalidArgumentError(
                 f"setting iceberg_keep_seconds must be zero or more, got {self.iceberg_keep_seconds!r}")

@@ -69,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--iceberg-keep-seconds", type=float,
                        help="how long a replaced Iceberg version stays readable before its files are removed "
                             "(default: 900)")
+    serve.add_argument("--iceberg-history", type=int,
+                       help="commits before the latest kept as snapshots of each Iceberg table, for time travel "
+                            "(default: 10)")
     serve.add_argument("--max-scan-rows", type=int, help="rows per scan at most")
     serve.add_argument("--max-scan-bytes", type=int, help="Arrow bytes per scan at most")
     serve.add_argument("--max-scan-seconds", type=float, help="seconds per scan at most")
@@ -132,7 +135,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not args.warehouse and not args.table:
         print("hudi-shim: error: serve needs --warehouse DIR or --table PATH", file=sys.stderr)
         return 2
-    limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "iceberg_keep_seconds")
+    limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "iceberg_keep_seconds",
+                                     "iceberg_history")
               if (value := getattr(args, key)) is not None}
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,

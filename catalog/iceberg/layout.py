@@ -55,20 +55,24 @@ class Placement:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Every slice's placement and the name mapping in-place files are read through."""
+    """Every slice's placement and the name mapping in-place files are read through (`unmapped`:
+    the names of in-place files' columns the mapping gives no column of the table)."""
 
     placements: tuple[Placement, ...]
     name_mapping: list[dict[str, Any]]
+    unmapped: tuple[str, ...] = ()
 
 
 def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
-                partition_fields: Sequence[str]) -> Layout:
-    """Place every slice of `view` (the slices its scan plans, in order)."""
+                partition_fields: Sequence[str], names: dict[str, int] | None = None) -> Layout:
+    """Place every slice of `view` (the slices its scan plans, in order); `names` (name -> id):
+    the mapping's names when it serves other versions of the view too (see `history_names`)."""
     schema = view.schema
     by_group: dict[tuple[str, str], list[FileSchema]] = defaultdict(list)
     for file_schema in view.files:
         by_group[(file_schema.partition_path, file_schema.file_id)].append(file_schema)
-    names = _column_names(schema, view.files)
+    if names is None:
+        names = _column_names(schema, view.files)
     placements = []
     unmapped: set[str] = set()
     for file_slice in slices:
@@ -84,7 +88,23 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
                 unmapped.update(name for name in physical.names if name not in names)
         placements.append(Placement(file_slice, base_path if reason is None else None, reason,
                                     view.view == "snapshot" and file_slice.has_logs))
-    return Layout(tuple(placements), _mapping(schema, names, sorted(unmapped)))
+    return Layout(tuple(placements), _mapping([schema], names, sorted(unmapped)), tuple(sorted(unmapped)))
+
+
+def history_names(views: Sequence[View]) -> dict[str, int]:
+    """Name -> id for one mapping serving several versions of a view, newest first: each name
+    goes to the column the newest version that has it gives it (files of older versions holding
+    it for another column are written out with field ids)."""
+    names: dict[str, int] = {}
+    for view in views:
+        for name, field_id in _column_names(view.schema, view.files).items():
+            names.setdefault(name, field_id)
+    return names
+
+
+def history_mapping(schemas: Sequence[pa.Schema], names: dict[str, int], unmapped: Sequence[str]) -> list[dict[str, Any]]:
+    """The name mapping of `history_names` over the versions' schemas (newest first)."""
+    return _mapping(schemas, names, sorted(set(unmapped)))
 
 
 def _column_names(schema: pa.Schema, files: Sequence[FileSchema]) -> dict[str, int]:
@@ -121,25 +141,36 @@ def _why_not_in_place(file_schema: FileSchema, physical: pa.Schema, schema: pa.S
         if not (same_type(file_type, table_field.type) or promotes(file_type, table_field.type)):
             return f"column {column.table_column!r} is {file_type} in the file, {table_field.type} in the table"
         expected[column.file_column] = iceberg_id(table_field, table_field.name)
+    own_ids = {iceberg_id(field, field.name) for field in schema}
     for field in physical:
         if field.name in META_FIELD_NAMES:
             continue
-        if names.get(field.name) != expected.get(field.name):
+        mapped, wanted = names.get(field.name), expected.get(field.name)
+        # (A column the view does not read may map to a column of another version: readers of
+        # this one skip it.)
+        if mapped != wanted and (wanted is not None or mapped in own_ids):
             return f"the file's column {field.name!r} is not the table's column of that name"
     return None
 
 
-def _mapping(schema: pa.Schema, names: dict[str, int], unmapped: Sequence[str]) -> list[dict[str, Any]]:
-    """Iceberg's name mapping (JSON list): every column's names, nested members by their names.
+def _mapping(schemas: Sequence[pa.Schema], names: dict[str, int], unmapped: Sequence[str]) -> list[dict[str, Any]]:
+    """Iceberg's name mapping (JSON list): every column's names, nested members by their names;
+    the columns of every schema (the newest first), each once, those left without a name out.
 
     Columns of in-place files the table does not have (Hudi's meta columns, dropped columns) get
-    ids above the schema's, which select nothing: some readers refuse a file column the mapping
+    ids above the schemas', which select nothing: some readers refuse a file column the mapping
     does not name."""
     aliases: dict[int, list[str]] = defaultdict(list)
     for name, field_id in names.items():
         aliases[field_id].append(name)
-    entries = [_entry(field, aliases[iceberg_id(field, field.name)], field.name) for field in schema]
-    first_unused = last_column_id(schema) + 1
+    entries, seen = [], set()
+    for schema in schemas:
+        for field in schema:
+            field_id = iceberg_id(field, field.name)
+            if field_id not in seen and aliases[field_id]:
+                entries.append(_entry(field, aliases[field_id], field.name))
+            seen.add(field_id)
+    first_unused = max(last_column_id(schema) for schema in schemas) + 1
     entries.extend({"field-id": first_unused + i, "names": [name]} for i, name in enumerate(unmapped))
     return entries
 

@@ -175,7 +175,7 @@ class Manifest:
 
 
 def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequence_number: int,
-                        spec: PartitionSpec) -> bytes:
+                        spec: PartitionSpec, parent: int | None = None) -> bytes:
     """The manifest list of snapshot `snapshot_id`, naming its manifests (with the bounds of
     their partition values)."""
     records = [{
@@ -194,7 +194,7 @@ def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequenc
         "deleted_rows_count": 0,
         "partitions": spec.summaries([f.partition_path for f in m.files]),
     } for m in manifests]
-    metadata = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null",
+    metadata = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null" if parent is None else str(parent),
                 "sequence-number": str(sequence_number), "format-version": "2"}
     return _avro(MANIFEST_FILE, records, metadata)
 

@@ -28,7 +28,10 @@ from typing import Any
 import pyarrow as pa
 
 import shim
-from catalog.iceberg.layout import Layout, mapped_ids, plan_layout
+from catalog.handles import TableHandle
+from catalog.iceberg.history import DEFAULT_DEPTH, history_instants
+from catalog.iceberg.history import snapshot_id as history_snapshot_id
+from catalog.iceberg.layout import Layout, history_mapping, history_names, mapped_ids, plan_layout
 from catalog.iceberg.manifests import (
     DATA,
     DELETES,
@@ -67,6 +70,25 @@ class PublishedTable:
     written_slices: int
 
 
+@dataclass(frozen=True, slots=True)
+class SnapshotFiles:
+    """One commit of a view as an Iceberg snapshot: its scan, placements and files."""
+
+    scan: PlannedScan
+    layout: Layout
+    files: list[DataFile]
+    written: int
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """The commits a published table holds (oldest first), their name mapping and partition spec."""
+
+    snapshots: tuple[SnapshotFiles, ...]
+    mapping: list[dict[str, Any]]
+    spec: PartitionSpec
+
+
 def file_uri(path: str) -> str:
     """An absolute local path as the `file:` URI Iceberg readers take."""
     return "file://" + os.path.abspath(path)
@@ -75,10 +97,12 @@ def file_uri(path: str) -> str:
 class IcebergPublisher:
     """Publishes the catalog's views as Iceberg tables under `folder`."""
 
-    def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0) -> None:
+    def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
+                 history: int = DEFAULT_DEPTH) -> None:
         self.catalog = catalog
         self.folder = os.path.abspath(folder)
         self.keep_seconds = keep_seconds
+        self.history = history
         self._lock = threading.Lock()
         self._publishing: dict[tuple[str, str], threading.Lock] = {}
         #: Per view, the last answer: the table object it was planned on and what it depends on.
@@ -101,96 +125,138 @@ class IcebergPublisher:
         last = self._last.get((name, view))
         if last is not None and last[0] is table and os.path.exists(_path_of(last[2].metadata_location)):
             return last[2]
-        scan = build_scan(table, mode=view)
-        # What the answer depends on: the table, the commit read (a commit may change only the
-        # schema, or make a log block already in a file visible), the schema and the slices.
-        key = "\n".join([table.path, scan.read_instant or "", scan.data_schema.to_string(show_schema_metadata=False),
-                         repr([(s.partition_path, s.file_id, s.base_file, s.log_files) for s in scan.slices])])
+        latest = build_scan(table, mode=view)
+        scans = [build_scan(table, mode=view, as_of=instant)
+                 for instant in history_instants(table, latest.read_instant, self.history)] + [latest]
+        # What the answer depends on: the table, the commits read (a commit may change only the
+        # schema, or make a log block already in a file visible), the schemas and the slices.
+        key = "\n".join([table.path] + [
+            "\n".join([scan.read_instant or "", scan.data_schema.to_string(show_schema_metadata=False),
+                       repr([(s.partition_path, s.file_id, s.base_file, s.log_files) for s in scan.slices])])
+            for scan in scans])
         if last is not None and last[1] == key and os.path.exists(_path_of(last[2].metadata_location)):
             result = last[2]
         else:
-            published = self.catalog.view(name, view, scan.read_instant)
-            layout = plan_layout(published, scan.slices, table.path, table.config.partition_fields)
-            data_folder = os.path.join(self.folder, name, "data")
-            files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
-            files = _with_metrics(files, scan.data_schema, layout.name_mapping)
-            spec = partition_spec(table.config, scan.data_schema, [f.partition_path for f in files])
-            result = self._write_metadata(name, view, table.path, scan, layout, spec, files, written)
+            result = self._write_metadata(name, view, table.path, self._versions(handle, table, view, scans))
         self._last[(name, view)] = (table, key, result)
         return result
 
-    def _write_metadata(self, name: str, view: str, table_path: str, scan: PlannedScan, layout: Layout,
-                        spec: PartitionSpec, files: list[DataFile], written: int) -> PublishedTable:
-        schema = iceberg_schema(scan.data_schema)
-        content = json.dumps([MANIFEST_VERSION, schema, layout.name_mapping, spec.to_json(),
-                              [(f.path, f.size, f.content, f.partition_path) for f in files], scan.read_instant],
-                             sort_keys=True)
+    def _versions(self, handle: TableHandle, table: shim.Table, view: str, scans: list[PlannedScan]) -> Versions:
+        """The files of every commit published (oldest first), placed under one name mapping."""
+        published = [self.catalog.view(handle.name, view, scan.read_instant) for scan in scans]
+        names = history_names(published[::-1])
+        layouts = [plan_layout(p, scan.slices, table.path, table.config.partition_fields, names)
+                   for p, scan in zip(published, scans, strict=True)]
+        mapping = history_mapping([p.schema for p in published[::-1]], names,
+                                  [name for layout in layouts for name in layout.unmapped])
+        data_folder = os.path.join(self.folder, handle.name, "data")
+        snapshots = []
+        for scan, layout in zip(scans, layouts, strict=True):
+            files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
+            snapshots.append(SnapshotFiles(scan, layout, _with_metrics(files, scan.data_schema, mapping), written))
+        latest = scans[-1]
+        spec = partition_spec(table.config, latest.data_schema,
+                              [f.partition_path for snapshot in snapshots for f in snapshot.files])
+        return Versions(tuple(snapshots), mapping, spec)
+
+    def _write_metadata(self, name: str, view: str, table_path: str, versions: Versions) -> PublishedTable:
+        latest = versions.snapshots[-1]
+        schemas: list[dict[str, Any]] = []
+        schema_ids = []
+        for snapshot in versions.snapshots:
+            schema = iceberg_schema(snapshot.scan.data_schema)
+            if schema not in schemas:
+                schemas.append(schema)
+            schema_ids.append(schemas.index(schema))
+        content = json.dumps([MANIFEST_VERSION, schemas, versions.mapping, versions.spec.to_json(),
+                              [[(f.path, f.size, f.content, f.partition_path) for f in snapshot.files]
+                               for snapshot in versions.snapshots],
+                              [snapshot.scan.read_instant for snapshot in versions.snapshots]], sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, view, "metadata")
         metadata_path = os.path.join(folder, f"{digest}.metadata.json")
         if os.path.exists(metadata_path):
             os.utime(metadata_path)  # published again: a version in use is never expired
             with open(metadata_path, encoding="utf-8") as handle:
-                return PublishedTable(file_uri(metadata_path), json.load(handle), written)
+                return PublishedTable(file_uri(metadata_path), json.load(handle), latest.written)
         os.makedirs(folder, exist_ok=True)
-        snapshot_id = int(digest[:15], 16)  # positive, below 2**63
-        timestamp_ms = _instant_ms(scan.read_instant)
-        manifests = []
-        for kind in (DATA, DELETES):
-            held = tuple(f for f in files if f.content == kind)
-            if held or kind == DATA:
-                manifest_path = os.path.join(folder, f"{digest}-m{kind}.avro")
-                manifest = manifest_bytes(held, snapshot_id, 1, schema, spec, kind)
-                write_atomically(manifest_path, manifest)
-                manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
-        list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
-        write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, 1, spec))
-        data = [f for f in files if f.content == DATA]
-        deletes = [f for f in files if f.content != DATA]
+        entries: list[dict[str, Any]] = []
+        for number, (snapshot, schema_id) in enumerate(zip(versions.snapshots, schema_ids, strict=True), start=1):
+            entries.append(self._snapshot(folder, digest, snapshot, number, schemas[schema_id] | {"schema-id": schema_id},
+                                          versions.spec, entries[-1]["snapshot-id"] if entries else None))
+        current = entries[-1]
         properties = {
-            "schema.name-mapping.default": json.dumps(layout.name_mapping),
+            "schema.name-mapping.default": json.dumps(versions.mapping),
             "hudi-shim.table": name,
             "hudi-shim.view": view,
-            "hudi-shim.instant": scan.read_instant or "",
-            "hudi-shim.files-in-place": str(sum(p.base_path is not None for p in layout.placements)),
-            "hudi-shim.slices-written": str(sum(p.base_path is None for p in layout.placements)),
+            "hudi-shim.instant": latest.scan.read_instant or "",
+            "hudi-shim.files-in-place": str(sum(p.base_path is not None for p in latest.layout.placements)),
+            "hudi-shim.slices-written": str(sum(p.base_path is None for p in latest.layout.placements)),
         }
         metadata = {
             "format-version": FORMAT_VERSION,
             "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{file_uri(table_path)}#{view}")),
             "location": file_uri(table_path),
-            "last-sequence-number": 1,
-            "last-updated-ms": timestamp_ms,
-            "last-column-id": max(last_column_id(scan.data_schema), mapped_ids(layout.name_mapping)),
-            "current-schema-id": 0,
-            "schemas": [schema],
+            "last-sequence-number": len(entries),
+            "last-updated-ms": current["timestamp-ms"],
+            "last-column-id": max([mapped_ids(versions.mapping)]
+                                  + [last_column_id(s.scan.data_schema) for s in versions.snapshots]),
+            "current-schema-id": schema_ids[-1],
+            "schemas": [schema | {"schema-id": number} for number, schema in enumerate(schemas)],
             "default-spec-id": 0,
-            "partition-specs": [spec.to_json()],
-            "last-partition-id": spec.last_partition_id,
+            "partition-specs": [versions.spec.to_json()],
+            "last-partition-id": versions.spec.last_partition_id,
             "default-sort-order-id": 0,
             "sort-orders": [{"order-id": 0, "fields": []}],
             "properties": properties,
-            "current-snapshot-id": snapshot_id,
-            "refs": {"main": {"snapshot-id": snapshot_id, "type": "branch"}},
-            "snapshots": [{
-                "snapshot-id": snapshot_id,
-                "sequence-number": 1,
-                "timestamp-ms": timestamp_ms,
-                "manifest-list": file_uri(list_path),
-                "summary": {"operation": "append", "added-data-files": str(len(data)),
-                            "added-records": str(sum(f.record_count for f in data)),
-                            "added-delete-files": str(len(deletes)),
-                            "added-position-deletes": str(sum(f.record_count for f in deletes)),
-                            "total-data-files": str(len(data)),
-                            "total-records": str(sum(f.record_count for f in data))},
-                "schema-id": 0,
-            }],
-            "snapshot-log": [{"timestamp-ms": timestamp_ms, "snapshot-id": snapshot_id}],
+            "current-snapshot-id": current["snapshot-id"],
+            "refs": {"main": {"snapshot-id": current["snapshot-id"], "type": "branch"}},
+            "snapshots": entries,
+            "snapshot-log": [{"timestamp-ms": e["timestamp-ms"], "snapshot-id": e["snapshot-id"]} for e in entries],
             "metadata-log": [],
         }
         write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
         self._expire(name)
-        return PublishedTable(file_uri(metadata_path), metadata, written)
+        return PublishedTable(file_uri(metadata_path), metadata, latest.written)
+
+    @staticmethod
+    def _snapshot(folder: str, digest: str, snapshot: SnapshotFiles, sequence_number: int, schema: dict[str, Any],
+                  spec: PartitionSpec, parent: int | None) -> dict[str, Any]:
+        """Write one snapshot's manifests and manifest list; its entry in the metadata. Every file
+        of the commit is added in it (a complete view, not a change from its parent), so position
+        deletes apply to the data files beside them."""
+        instant = snapshot.scan.read_instant
+        snapshot_id = history_snapshot_id(instant) if instant is not None else int(digest[:15], 16)
+        manifests = []
+        for kind in (DATA, DELETES):
+            held = tuple(f for f in snapshot.files if f.content == kind)
+            if held or kind == DATA:
+                manifest_path = os.path.join(folder, f"{digest}-{sequence_number}-m{kind}.avro")
+                manifest = manifest_bytes(held, snapshot_id, sequence_number, schema, spec, kind)
+                write_atomically(manifest_path, manifest)
+                manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
+        list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
+        write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
+        data = [f for f in snapshot.files if f.content == DATA]
+        deletes = [f for f in snapshot.files if f.content != DATA]
+        entry: dict[str, Any] = {
+            "snapshot-id": snapshot_id,
+            "sequence-number": sequence_number,
+            "timestamp-ms": _instant_ms(instant),
+            "manifest-list": file_uri(list_path),
+            "summary": {"operation": "append" if parent is None else "overwrite",
+                        "added-data-files": str(len(data)),
+                        "added-records": str(sum(f.record_count for f in data)),
+                        "added-delete-files": str(len(deletes)),
+                        "added-position-deletes": str(sum(f.record_count for f in deletes)),
+                        "total-data-files": str(len(data)),
+                        "total-records": str(sum(f.record_count for f in data)),
+                        "hudi-shim.instant": instant or ""},
+            "schema-id": schema["schema-id"],
+        }
+        if parent is not None:
+            entry["parent-snapshot-id"] = parent
+        return entry
 
     def _expire(self, name: str) -> None:
         """Remove the table's replaced versions, at most once per `EXPIRE_EVERY_SECONDS` (each pass

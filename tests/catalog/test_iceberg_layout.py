@@ -66,9 +66,15 @@ def base_file(table: Path, file_id: str, instant: str, partition: str = "") -> P
     return path
 
 
+def current_schema(metadata: dict) -> dict:
+    """The Iceberg schema of the table's current snapshot."""
+    [schema] = [s for s in metadata["schemas"] if s["schema-id"] == metadata["current-schema-id"]]
+    return schema
+
+
 def mapping_names(published: PublishedTable) -> dict[str, list[str]]:
     """Top-level column name -> the names the published name mapping gives its id."""
-    ids = {f["name"]: f["id"] for f in published.metadata["schemas"][0]["fields"]}
+    ids = {f["name"]: f["id"] for f in current_schema(published.metadata)["fields"]}
     mapping = json.loads(published.metadata["properties"]["schema.name-mapping.default"])
     names = {entry["field-id"]: entry["names"] for entry in mapping}
     return {name: names[field_id] for name, field_id in ids.items()}
@@ -116,6 +122,12 @@ def data_files(folder: Path) -> list[str]:
     return sorted(str(p) for p in folder.glob("*/data/*.parquet"))
 
 
+def written_for_current(published: PublishedTable, folder: Path) -> list[str]:
+    """The written slices the current snapshot reads (older snapshots may name others)."""
+    return sorted(p.removeprefix("file://") for p in manifest_files(published)
+                  if p.removeprefix("file://").startswith(str(folder)))
+
+
 # -- (a) the evolved warehouse -------------------------------------------------------------------
 
 
@@ -158,7 +170,7 @@ def test_trips_read_optimized_writes_out_the_files_holding_the_dropped_note(ware
         assert "'note'" in placements[old].reason
 
     published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("trips", "read_optimized")
-    written = data_files(tmp_path / "ice")
+    written = written_for_current(published, tmp_path / "ice")
     assert len(written) == 2 and published.written_slices == 2
     assert manifest_files(published) == sorted([file_uri(la.base_path), *map(file_uri, written)])
     assert iceberg_rows(published) == TRIPS_RO_ROWS == shim_rows(catalog, "trips", "read_optimized")
@@ -179,7 +191,7 @@ def test_trips_snapshot_writes_out_the_old_note_files_with_their_logs_merged(war
     published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("trips", "snapshot")
     assert mapping_names(published)["amount"] == ["amount", "fare"]
     assert mapping_names(published)["note"] == ["note"]  # never the dropped note's old files
-    written = data_files(tmp_path / "ice")
+    written = written_for_current(published, tmp_path / "ice")
     assert len(written) == 2 and published.written_slices == 2
     assert manifest_files(published) == sorted([file_uri(la.base_path), *map(file_uri, written)])
     assert delete_files(published) == []  # the written slices hold the merged rows
@@ -206,10 +218,10 @@ def test_a_name_reused_by_a_rename_writes_out_the_files_holding_the_old_column(t
     published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("reuse", "snapshot")
     names = mapping_names(published)
     assert names["a"] == ["a"] and names["b"] == ["b"]  # `a` never reads as `b`
-    [written] = data_files(tmp_path / "ice")
+    [written] = written_for_current(published, tmp_path / "ice")
     assert manifest_files(published) == planned_files(published) == sorted([file_uri(new_path), file_uri(written)])
     assert file_uri(str(base_file(table.path, "fg1-0", old))) not in manifest_files(published)
-    ids = {f["name"]: f["id"] for f in published.metadata["schemas"][0]["fields"]}
+    ids = {f["name"]: f["id"] for f in current_schema(published.metadata)["fields"]}
     assert {f.name: arrow_field_id(f) for f in pq.read_schema(written)} == ids
     expected = [{"id": "r1", "ts": 1, "b": 10, "a": None}, {"id": "r2", "ts": 1, "b": 20, "a": "new"}]
     assert iceberg_rows(published) == expected == shim_rows(catalog, "reuse")
@@ -230,7 +242,7 @@ def test_a_forced_type_change_writes_out_the_old_file(tmp_path, open_catalog):
     published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("forced", "snapshot")
     [written] = data_files(tmp_path / "ice")
     assert pq.read_schema(written).field("a").type == pa.string()
-    [a] = [f for f in published.metadata["schemas"][0]["fields"] if f["name"] == "a"]
+    [a] = [f for f in current_schema(published.metadata)["fields"] if f["name"] == "a"]
     assert a["type"] == "string"
     assert arrow_field_id(pq.read_schema(written).field("a")) == a["id"]
     expected = [{"id": "r1", "ts": 1, "a": "10"}, {"id": "r2", "ts": 1, "a": "x"}]
@@ -251,7 +263,7 @@ def test_a_dropped_column_never_added_again_leaves_the_old_file_in_place(tmp_pat
     assert "gone" in pq.read_schema(old_path).names  # the premise: the old file still holds it
 
     published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("dropped", "snapshot")
-    fields = published.metadata["schemas"][0]["fields"]
+    fields = current_schema(published.metadata)["fields"]
     assert [f["name"] for f in fields] == ["id", "ts", "a"]
     mapping = json.loads(published.metadata["properties"]["schema.name-mapping.default"])
     [gone] = [entry for entry in mapping if "gone" in entry["names"]]
@@ -339,7 +351,7 @@ def test_a_slice_with_logs_keeps_its_base_file_in_place_and_adds_what_the_logs_c
     assert pq.read_table(log_rows.removeprefix("file://")).to_pylist() == [
         {"id": "r2", "ts": 2, "a": 20}, {"id": "r3", "ts": 1, "a": 3}]
     assert [arrow_field_id(f) for f in pq.read_schema(log_rows.removeprefix("file://"))] == [
-        f["id"] for f in published.metadata["schemas"][0]["fields"]]
+        f["id"] for f in current_schema(published.metadata)["fields"]]
     assert iceberg_rows(published) == LOGGED_ROWS == shim_rows(catalog, "t")
 
     read_optimized = IcebergPublisher(catalog, str(folder)).publish("t", "read_optimized")
@@ -434,7 +446,7 @@ def test_a_schema_change_alone_is_published(tmp_path, open_catalog):
     second = publisher.publish("e", "snapshot")
 
     assert second.metadata_location != first.metadata_location
-    assert [f["name"] for f in second.metadata["schemas"][0]["fields"]] == ["id", "ts", "b"]
+    assert [f["name"] for f in current_schema(second.metadata)["fields"]] == ["id", "ts", "b"]
     assert iceberg_rows(second) == [{"id": "r1", "ts": 1, "b": 1}] == shim_rows(catalog, "e")
 
 

@@ -92,7 +92,7 @@ def test_load_table_answers_metadata_with_ids_and_name_mapping(server):
     loaded = rest(server, "/namespaces/default/tables/events").json()
     metadata = loaded["metadata"]
     assert loaded["metadata-location"].startswith("file://") and metadata["format-version"] == 2
-    [schema] = metadata["schemas"]
+    [schema] = [s for s in metadata["schemas"] if s["schema-id"] == metadata["current-schema-id"]]
     fields = {f["name"]: (f["id"], f["type"]) for f in schema["fields"]}
     column_ids = {f.name: int(f.metadata[b"PARQUET:field_id"]) for f in server.catalog.describe("events").schema}
     assert fields == {"key": (column_ids["key"] + 1, "string"), "ts": (column_ids["ts"] + 1, "long"),
@@ -289,5 +289,5 @@ def test_merge_on_read_logs_become_position_deletes_and_standing_records(tmp_pat
         [deletes] = base_task.delete_files
         positions = pq.read_table(deletes.file_path.removeprefix("file://")).column("pos").to_pylist()
         assert positions == [1, 4]  # b (updated) and e (deleted); d's stale update loses to the base row
-        summary = loaded.metadata.snapshots[0].summary
+        summary = loaded.metadata.current_snapshot().summary
         assert summary["added-position-deletes"] == "2" and summary["added-data-files"] == "2"
