@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shim.errors import ColumnNotFoundError, InvalidArgumentError
+from shim.errors import ColumnNotFoundError, HudiShimError, InvalidArgumentError
 from shim.filters import FilterLike, to_expr
 from shim.plan.partitions import partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
@@ -216,7 +216,12 @@ def stored_dictionaries(table_path: str, slices: Sequence[FileSlice], schema: pa
     newest = max(bases, key=lambda s: s.base_file.instant_time if s.base_file is not None else "")
     path = newest.base_path(table_path)
     candidates = [f.name for f in schema if f.type == pa.string() and f.name not in compared]
-    return dictionary_columns(path, candidates) if path is not None and candidates else []
+    if path is None or not candidates:
+        return []
+    try:
+        return dictionary_columns(path, candidates)
+    except HudiShimError:  # gone or unreadable: the read itself meets it, where it is handled
+        return []
 
 
 def _output_schema(

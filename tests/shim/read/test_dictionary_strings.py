@@ -4,6 +4,8 @@ merge compares, and columns of distinct values, stay plain."""
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pytest
 
@@ -111,3 +113,18 @@ def test_partition_columns_come_back_as_dictionaries(tmp_path):
     got = shim.open_table(built.path).scan(dictionary_strings=True).read_all()
     assert got.schema.field("city").type == DICTIONARY
     assert _decoded(got).to_pylist() == [{"id": "a", "ts": 1, "city": "sf", "tag": "x", "v": 1}]
+
+
+def test_a_base_file_gone_at_planning_leaves_the_choice_to_the_read(tmp_path):
+    from shim.errors import FileGoneError
+
+    built = TinyTable(tmp_path / "t", SCHEMA, mor=False)
+    built.base(_rows(0, 3_000, 1))
+    table = shim.open_table(built.path)
+    plain = build_scan(table)
+    [path] = [s.base_path(str(built.path)) for s in plain.slices]
+    assert path is not None
+    os.remove(path)
+    assert stored_dictionaries(str(built.path), plain.slices, plain.output_schema, set()) == []
+    with pytest.raises(FileGoneError, match="is gone"):  # the read names the file
+        table.scan(dictionary_strings=True).read_all()
