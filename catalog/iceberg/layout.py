@@ -21,7 +21,7 @@ supersede (`catalog.iceberg.materialize.write_log_side`).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,18 +55,17 @@ class Placement:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Every slice's placement and the name mapping in-place files are read through (`unmapped`:
-    the names of in-place files' columns the mapping gives no column of the table)."""
+    """Every slice's placement, and the names of in-place files' columns that the mapping's names
+    give no column of the table (see `name_mapping`)."""
 
     placements: tuple[Placement, ...]
-    name_mapping: list[dict[str, Any]]
     unmapped: tuple[str, ...] = ()
 
 
 def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
                 partition_fields: Sequence[str], names: dict[str, int] | None = None) -> Layout:
-    """Place every slice of `view` (the slices its scan plans, in order); `names` (name -> id):
-    the mapping's names when it serves other versions of the view too (see `history_names`)."""
+    """Place every slice of `view` (the slices its scan plans, in order) for readers of the name
+    mapping with `names` (name -> id; default: the view's own, see `history_names`)."""
     schema = view.schema
     by_group: dict[tuple[str, str], list[FileSchema]] = defaultdict(list)
     for file_schema in view.files:
@@ -88,13 +87,13 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
                 unmapped.update(name for name in physical.names if name not in names)
         placements.append(Placement(file_slice, base_path if reason is None else None, reason,
                                     view.view == "snapshot" and file_slice.has_logs))
-    return Layout(tuple(placements), _mapping([schema], names, sorted(unmapped)), tuple(sorted(unmapped)))
+    return Layout(tuple(placements), tuple(sorted(unmapped)))
 
 
 def history_names(views: Sequence[View]) -> dict[str, int]:
-    """Name -> id for one mapping serving several versions of a view, newest first: each name
-    goes to the column the newest version that has it gives it (files of older versions holding
-    it for another column are written out with field ids)."""
+    """Name -> id for one mapping serving several versions of a view, newest first (one version:
+    its own names): each name goes to the column the newest version that has it gives it (files
+    of older versions holding it for another column are written out with field ids)."""
     names: dict[str, int] = {}
     for view in views:
         for name, field_id in _column_names(view.schema, view.files).items():
@@ -102,9 +101,7 @@ def history_names(views: Sequence[View]) -> dict[str, int]:
     return names
 
 
-def history_mapping(schemas: Sequence[pa.Schema], names: dict[str, int], unmapped: Sequence[str]) -> list[dict[str, Any]]:
-    """The name mapping of `history_names` over the versions' schemas (newest first)."""
-    return _mapping(schemas, names, sorted(set(unmapped)))
+
 
 
 def _column_names(schema: pa.Schema, files: Sequence[FileSchema]) -> dict[str, int]:
@@ -153,7 +150,7 @@ def _why_not_in_place(file_schema: FileSchema, physical: pa.Schema, schema: pa.S
     return None
 
 
-def _mapping(schemas: Sequence[pa.Schema], names: dict[str, int], unmapped: Sequence[str]) -> list[dict[str, Any]]:
+def name_mapping(schemas: Sequence[pa.Schema], names: dict[str, int], unmapped: Collection[str]) -> list[dict[str, Any]]:
     """Iceberg's name mapping (JSON list): every column's names, nested members by their names;
     the columns of every schema (the newest first), each once, those left without a name out.
 
@@ -171,7 +168,7 @@ def _mapping(schemas: Sequence[pa.Schema], names: dict[str, int], unmapped: Sequ
                 entries.append(_entry(field, aliases[field_id], field.name))
             seen.add(field_id)
     first_unused = max(last_column_id(schema) for schema in schemas) + 1
-    entries.extend({"field-id": first_unused + i, "names": [name]} for i, name in enumerate(unmapped))
+    entries.extend({"field-id": first_unused + i, "names": [name]} for i, name in enumerate(sorted(set(unmapped))))
     return entries
 
 

@@ -31,7 +31,7 @@ import shim
 from catalog.handles import TableHandle
 from catalog.iceberg.history import DEFAULT_DEPTH, history_instants
 from catalog.iceberg.history import snapshot_id as history_snapshot_id
-from catalog.iceberg.layout import Layout, history_mapping, history_names, mapped_ids, plan_layout
+from catalog.iceberg.layout import Layout, history_names, mapped_ids, name_mapping, plan_layout
 from catalog.iceberg.manifests import (
     DATA,
     DELETES,
@@ -147,8 +147,8 @@ class IcebergPublisher:
         names = history_names(published[::-1])
         layouts = [plan_layout(p, scan.slices, table.path, table.config.partition_fields, names)
                    for p, scan in zip(published, scans, strict=True)]
-        mapping = history_mapping([p.schema for p in published[::-1]], names,
-                                  [name for layout in layouts for name in layout.unmapped])
+        mapping = name_mapping([p.schema for p in published[::-1]], names,
+                               [name for layout in layouts for name in layout.unmapped])
         data_folder = os.path.join(self.folder, handle.name, "data")
         snapshots = []
         for scan, layout in zip(scans, layouts, strict=True):
