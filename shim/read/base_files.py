@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from shim.errors import CorruptFileError, file_gone, is_missing_file
 from shim.read.dictionary_filter import dictionary_mask, only_column
+from shim.read.partition_fill import as_dictionary_field
 from shim.read.plan import FilePlan
 
 BATCH_SIZE = 131_072
@@ -125,7 +126,7 @@ def scan_parquet(
     dataset_schema = file_schema
     for name in kept:
         index = dataset_schema.get_field_index(name)
-        dataset_schema = dataset_schema.set(index, as_dictionary(dataset_schema.field(index)))
+        dataset_schema = dataset_schema.set(index, as_dictionary_field(dataset_schema.field(index)))
     dataset = ds.FileSystemDataset.from_paths(
         list(paths), schema=dataset_schema, format=_parquet_format(dictionary), filesystem=_LOCAL_FS
     )
@@ -236,11 +237,6 @@ def kept_dictionaries(plan: FilePlan, file_schema: pa.Schema, dictionaries: froz
         if source is not None and index >= 0 and file_schema.field(index).type == pa.string():
             kept[source] = query_name
     return kept
-
-
-def as_dictionary(field: pa.Field) -> pa.Field:
-    """`field` with its values dictionary-encoded (int32 indices, as Parquet readers return them)."""
-    return field if pa.types.is_dictionary(field.type) else field.with_type(pa.dictionary(pa.int32(), field.type))
 
 
 def _apply_keeping(plan: FilePlan, batch: pa.RecordBatch, kept: Mapping[str, str]) -> pa.RecordBatch:
