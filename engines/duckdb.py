@@ -241,7 +241,9 @@ class RemoteSource:
         needed = columns + [c for c in referenced_columns(residual, schema) if c not in columns]
         reader = self.client.scan_batches(name, mode=mode, columns=needed, filter=text, as_of=self.as_of,
                                           dictionary_partitions=True)
-        output = pa.schema([schema.field(c) for c in columns])
+        # Declared as the server sends them (the view's types may have widened since): the
+        # caller casts back to the view's.
+        output = pa.schema([reader.schema.field(c) for c in columns])
         return pa.RecordBatchReader.from_batches(output, _filtered(reader, residual, columns))
 
 

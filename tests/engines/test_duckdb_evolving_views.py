@@ -3,6 +3,7 @@ and over HTTP, until the views are registered again."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -110,3 +111,32 @@ def test_filter_on_a_column_not_read_follows_its_id(table):
         assert scanned.column_names == ["id"] and scanned.num_rows == 0
     assert sorted(dataset.scanner(columns=["id"], filter=pc.field("n").is_null()).to_table()
                   .column("id").to_pylist()) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("where", ["local", "http"])
+def test_every_batch_has_the_view_types_when_a_filter_is_applied_here(table, where):
+    """A filter without an exact shim text is applied on the client; the batches that reach
+    DuckDB still carry the types the view was registered with (DuckDB reads the buffers as the
+    declared types: a widened column must be cast back, never passed through)."""
+    from catalog.service import Catalog
+    from catalog.settings import MEMORY
+    from engines.duckdb import LocalSource, RemoteSource, ShimDataset
+    from engines.http import ShimClient
+
+    with contextlib.ExitStack() as stack:
+        if where == "local":
+            source: LocalSource | RemoteSource = LocalSource(
+                Catalog(Settings(warehouse=str(table.path.parent), catalog_db=MEMORY)))
+        else:
+            server = stack.enter_context(live_server(Settings(warehouse=str(table.path.parent), catalog_db=MEMORY)))
+            source = RemoteSource(ShimClient(server.url))
+        dataset = ShimDataset.create(source, "items", "snapshot", source.schema("items"))
+        table.alter(retype("n", "long"))
+        table.base([{"id": "c", "ts": 1, "n": 7, "label": "three"}], file_id="fg2-0")
+        expression = pc.starts_with(pc.field("label"), "t")  # no exact shim text: applied here
+        reader = dataset.scanner(columns=["id", "n", "label"], filter=expression).to_reader()
+        assert reader.schema.field("n").type == pa.int32()
+        batches = list(reader)
+        assert batches and all(batch.schema.equals(reader.schema) for batch in batches)
+        rows = sorted(row for batch in batches for row in zip(*(c.to_pylist() for c in batch.columns)))
+        assert rows == [("b", 2, "two"), ("c", 7, "three")]
