@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import shim
@@ -128,3 +129,20 @@ def test_a_base_file_gone_at_planning_leaves_the_choice_to_the_read(tmp_path):
     assert stored_dictionaries(str(built.path), plain.slices, plain.output_schema, set()) == []
     with pytest.raises(FileGoneError, match="is gone"):  # the read names the file
         table.scan(dictionary_strings=True).read_all()
+
+
+@pytest.mark.parametrize("row_filter", [
+    "city = 'c1'", "city IS NULL", "tag != 't3-1'", "v >= 5000 OR city = 'c2'", "tag IN ('t1-1', 't5-2')",
+    "v < 100 AND tag = 't2-1'", "city > 'c1'", "tag NOT IN ('t1-1')", pc.field("tag") == "t4-1",
+], ids=str)
+@pytest.mark.parametrize("mode", ["snapshot", "read_optimized"])
+def test_filtered_reads_with_dictionaries_equal_plain_reads(built, mode, row_filter):
+    path, _, _ = built
+    table = shim.open_table(path)
+    plain = table.read(mode=mode, filter=row_filter)
+    kept = table.scan(mode=mode, filter=row_filter, dictionary_strings=True).read_all()
+    assert plain.num_rows > 0
+    assert _by_id(_decoded(kept)) == _by_id(plain)
+    for limit in (1, 7):
+        few = table.scan(mode=mode, filter=row_filter, dictionary_strings=True, limit=limit).read_all()
+        assert few.num_rows == limit and all(_by_id(plain)[r["id"]] == r for r in _decoded(few).to_pylist())
