@@ -1,0 +1,56 @@
+"""Catalog properties (`etc/catalog/<name>.properties`) for reading the shim's tables.
+
+- Trino: the Iceberg connector on the shim's Iceberg REST catalog (`iceberg_rest`); Hudi base
+  files and the catalog's published files are read as local files (`fs.native-local.enabled`,
+  rooted at `/`, so the catalog's `file:///...` locations resolve as they are).
+- Presto 0.287, the newest Maven Central serves, has no REST catalog client: its Iceberg
+  connector reads a Hadoop catalog folder that `hudi-shim serve --hadoop-catalog-dir` keeps
+  current (`iceberg_hadoop`), with files that carry field ids (Presto matches files without
+  them by the current column name).
+- Both: the engines' own Hudi connectors over a file-based Hive metastore (`hudi_connector`),
+  which show what reading evolved tables by name or by position gets wrong.
+"""
+
+from __future__ import annotations
+
+import os
+
+from shim.errors import UnsupportedFeatureError
+
+
+def iceberg_rest(flavor: str, uri: str, *, token: str | None = None) -> dict[str, str]:
+    """The Iceberg connector on the shim's REST catalog (`uri` ends in `/iceberg`)."""
+    if flavor != "trino":
+        raise UnsupportedFeatureError(
+            f"{flavor} 0.287 has no Iceberg REST catalog client: serve it a Hadoop catalog folder "
+            "(hudi-shim serve --hadoop-catalog-dir DIR) and use engines.trino.catalogs.iceberg_hadoop")
+    properties = {"connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": uri}
+    if token is not None:
+        properties |= {"iceberg.rest-catalog.security": "OAUTH2", "iceberg.rest-catalog.oauth2.token": token}
+    return properties | _local_files(flavor)
+
+
+def iceberg_hadoop(flavor: str, warehouse: str) -> dict[str, str]:
+    """The Iceberg connector on a Hadoop catalog folder (`<warehouse>/default/<table>/metadata`)."""
+    if flavor != "presto":
+        raise UnsupportedFeatureError(f"{flavor}'s Iceberg connector has no Hadoop catalog: use iceberg_rest")
+    return {"connector.name": "iceberg", "iceberg.catalog.type": "hadoop",
+            "iceberg.catalog.warehouse": "file://" + os.path.abspath(warehouse)}
+
+
+def hudi_connector(flavor: str, metastore: str) -> dict[str, str]:
+    """The engine's own Hudi connector, its tables registered in a file-based Hive metastore
+    folder (`engines.trino.metastore`)."""
+    folder = os.path.abspath(metastore)
+    if flavor == "trino":
+        return {"connector.name": "hudi", "hive.metastore": "file", "hive.metastore.catalog.dir": "local://" + folder,
+                } | _local_files(flavor)
+    return {"connector.name": "hudi", "hive.metastore": "file", "hive.metastore.catalog.dir": "file://" + folder}
+
+
+def _local_files(flavor: str) -> dict[str, str]:
+    if flavor == "trino":
+        # Trino's native local file system, rooted at `/`, serves the `file:///...` locations
+        # the catalog publishes.
+        return {"fs.native-local.enabled": "true", "local.location": "/"}
+    return {}

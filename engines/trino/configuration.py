@@ -1,0 +1,86 @@
+"""A single-node Trino or Presto server's configuration folder (`etc/`), and the Java command
+that runs it.
+
+The command is built here rather than by the distributions' launchers (a Go binary in Trino, a
+Python script in Presto), so a local process and a container run exactly the same thing. The
+server listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from engines.trino.distribution import Distribution
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLayout:
+    """Where a server's pieces are, as the server process sees them (here, or inside a container)."""
+
+    java: str
+    install: str
+    etc: str
+
+    def command(self, distribution: Distribution, jvm_options: list[str]) -> list[str]:
+        """The server's command line."""
+        return [self.java, "-cp", f"{self.install}/lib/*", *jvm_options,
+                f"-Dconfig={self.etc}/config.properties",
+                f"-Dlog.levels-file={self.etc}/log.properties",
+                f"-Dcatalog.config-dir={self.etc}/catalog",
+                f"-Dplugin.dir={self.install}/plugin",
+                distribution.main_class]
+
+
+def jvm_options(distribution: Distribution, heap: str) -> list[str]:
+    """JVM options for a small single-node server."""
+    options = [f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "-Djdk.attach.allowAttachSelf=true",
+               "-Dfile.encoding=UTF-8", "-Duser.timezone=UTC", "-XX:-UsePerfData"]
+    if distribution.flavor == "trino":
+        options += ["--enable-native-access=ALL-UNNAMED", "-XX:+EnableDynamicAgentLoading"]
+    return options
+
+
+def server_properties(distribution: Distribution, port: int, *, query_memory: str = "1GB",
+                      node_id: str | None = None) -> dict[str, str]:
+    """config.properties of a coordinator that also runs tasks, on 127.0.0.1:`port`."""
+    properties = {
+        "coordinator": "true",
+        "node-scheduler.include-coordinator": "true",
+        "http-server.http.port": str(port),
+        "discovery.uri": f"http://{LOOPBACK}:{port}",
+        "node.environment": "hudishim",
+        "node.id": node_id or str(uuid.uuid4()),
+        "node.internal-address": LOOPBACK,
+        "node.bind-ip": LOOPBACK,
+        "query.max-memory": query_memory,
+        "query.max-memory-per-node": query_memory,
+    }
+    if distribution.flavor == "presto":
+        properties["discovery-server.enabled"] = "true"
+        properties["query.max-total-memory-per-node"] = query_memory
+    return properties
+
+
+def write_etc(folder: Path, distribution: Distribution, port: int, catalogs: Mapping[str, Mapping[str, str]],
+              *, query_memory: str = "1GB") -> Path:
+    """Write `folder` (config.properties, log.properties, catalog/<name>.properties); returns it."""
+    (folder / "catalog").mkdir(parents=True, exist_ok=True)
+    for stale in (folder / "catalog").glob("*.properties"):
+        stale.unlink()
+    _write_properties(folder / "config.properties", server_properties(distribution, port, query_memory=query_memory))
+    root_logger = "io.trino" if distribution.flavor == "trino" else "com.facebook.presto"
+    _write_properties(folder / "log.properties", {root_logger: "WARN",
+                                                  f"{root_logger}.server.Server": "INFO",
+                                                  f"{root_logger}.server.PrestoServer": "INFO"})
+    for name, properties in catalogs.items():
+        _write_properties(folder / "catalog" / f"{name}.properties", properties)
+    return folder
+
+
+def _write_properties(path: Path, properties: Mapping[str, str]) -> None:
+    path.write_text("".join(f"{key}={value}\n" for key, value in properties.items()), encoding="utf-8")
