@@ -19,8 +19,8 @@ from shim.read.plan_cache import PlanCache
 from shim.read.request import FilterLike, ScanMode, build_scan
 from shim.read.schemas import TableSchemas, table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
-from shim.timeline.archived import ArchivedInstant, read_archived_timeline
-from shim.timeline.instant import Instant
+from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline
+from shim.timeline.instant import Instant, instant_key
 from shim.timeline.schemas import SchemaHistory
 from shim.timeline.stamp import timeline_stamp
 from shim.timeline.timeline import Timeline
@@ -77,6 +77,7 @@ class Table:
         self.listing = TableListing(self.path, self.config)
         self._schemas: dict[str | None, TableSchemas] = {}
         self._plans = PlanCache()
+        self._with_archive: Table | None = None
 
     def __repr__(self) -> str:
         return f"Table({self.path!r}, {self.config.table_type.value}, version {self.config.version})"
@@ -118,12 +119,44 @@ class Table:
             self._latest = latest
         return latest
 
+    def reaching(self, instant: str | None) -> Table:
+        """The table to read as of (or from) `instant`: this one, or, when `instant` precedes the
+        active timeline's first write and instants were archived, `with_archive()`."""
+        writes = self._timeline.completed_writes()
+        if instant is None or self._timeline.includes_archive:
+            return self
+        if writes and instant_key(instant) >= instant_key(writes[0].requested_time):
+            return self
+        return self.with_archive()
+
+    def with_archive(self) -> Table:
+        """This table with the archive's completed instants on its timeline (read once): reads
+        as of archived commits and incremental windows over them see which writes completed when
+        and what they wrote. This object itself when nothing was archived."""
+        found = self._with_archive
+        if found is not None:
+            return found
+        archived = archived_completed_instants(self.path, self.config)
+        if not archived:
+            self._with_archive = self
+            return self
+        extended = Table.__new__(Table)
+        extended.path, extended.config, extended.slice_cache = self.path, self.config, self.slice_cache
+        extended._stamp, extended.listing = self._stamp, self.listing
+        extended._timeline = self._timeline.including_archive(archived)
+        extended._schema_history = SchemaHistory(self.path, extended._timeline)
+        extended._schemas, extended._plans = {}, PlanCache()
+        extended._latest = extended._with_archive = extended
+        self._with_archive = extended
+        return extended
+
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""
         return list(self.current()._timeline.instants)
 
     def archived_timeline(self) -> list[ArchivedInstant]:
-        """Every archived instant file (table versions 6 and 7), oldest first; [] when none."""
+        """Every archived instant (archive logs of versions 6 and 7, every state; the LSM timeline
+        of 8+, completed instants), oldest first; [] when none."""
         return read_archived_timeline(self.path, self.config)
 
     def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:

@@ -28,7 +28,7 @@ from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import PartitionValues, TableSchemas
 from shim.read.timestamp_ranges import partition_ranges
-from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window
+from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
 from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
@@ -135,6 +135,10 @@ def build_scan(
     scan_mode = _MODES.get(str(mode).lower())
     if scan_mode is None:
         raise InvalidArgumentError(f"unknown scan mode {mode!r}; use 'snapshot' or 'read_optimized'")
+    if commit_range is not None:
+        table = table.reaching(window_start(commit_range[0]))
+    elif as_of is not None:
+        table = table.reaching(normalize_instant(as_of))
     timeline = table.active_timeline
     commit_filter = None
     touched: frozenset[tuple[str, str]] | None = None

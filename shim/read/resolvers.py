@@ -122,10 +122,17 @@ class IdResolver(_Resolver):
 
     def cache_key(self, instant: str, file_schema: pa.Schema) -> object:
         schema = self.schema_of_instant(instant)
-        return ("id", schema.version_id) if schema is not None else ("name", file_schema)
+        if schema is None:
+            return ("name", file_schema)
+        return ("id", schema.version_id, tuple(n for n in schema.field_names() if file_schema.get_field_index(n) < 0))
 
     def file_internal_schema(self, instant: str, file_schema: pa.Schema) -> InternalSchema:
         schema = self.schema_of_instant(instant)
-        if schema is not None:
-            return schema
-        return assign_ids_by_name(internal_from_arrow(file_schema), self.query)
+        if schema is None:
+            return assign_ids_by_name(internal_from_arrow(file_schema), self.query)
+        # A column of the instant's schema that the file lacks reads as null, as Hudi rewrites
+        # records into the query schema (e.g. a MERGE INTO source column Hudi added to the table
+        # schema, then wrote no value of).
+        names = schema.field_names()
+        present = [n for n in names if file_schema.get_field_index(n) >= 0]
+        return schema if len(present) == len(names) else schema.select(present)

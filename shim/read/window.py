@@ -37,7 +37,8 @@ def check_time_travel(table: Table, as_of: str) -> None:
             )
     check_not_cleaned(timeline, as_of, "time travel")
     first = timeline.completed_writes()
-    if first and instant_key(as_of) < instant_key(first[0].requested_time) and _has_archive(table):
+    if (first and instant_key(as_of) < instant_key(first[0].requested_time) and not timeline.includes_archive
+            and _has_archive(table)):
         raise InvalidArgumentError(
             f"cannot read as of {as_of}: the commits before {first[0].requested_time} were archived "
             f"(.hoodie/{table.config.archive_path}); time travel reaches back to {first[0].requested_time}",
@@ -97,7 +98,7 @@ def incremental_window(table: Table, commit_range: tuple[str, str | None]) -> In
             path=table.path,
         )
     start, end = commit_range
-    begin = normalize_instant(start)
+    begin = window_start(start)
     finish = normalize_instant(end) if end is not None else None
     timeline = table.active_timeline
     by_completion = table.config.version >= 8
@@ -129,10 +130,17 @@ def incremental_window(table: Table, commit_range: tuple[str, str | None]) -> In
     return IncrementalWindow(read_instant, row_filter, None if archived else frozenset(groups))
 
 
+def window_start(start: str) -> str:
+    """The instant an incremental window starts after; "0", "000"... mean the beginning of the
+    timeline, as Hudi takes them."""
+    text = str(start).strip()
+    return "0" * 17 if text.isdigit() and not text.strip("0") else normalize_instant(text)
+
+
 def _reaches_archive(table: Table, timeline: Timeline, begin: str) -> bool:
     """Whether commits after `begin` may have been archived: it precedes the active timeline and
     the table keeps archived instants."""
-    if timeline.start is None or instant_key(begin) >= instant_key(timeline.start):
+    if timeline.start is None or instant_key(begin) >= instant_key(timeline.start) or timeline.includes_archive:
         return False
     return _has_archive(table)
 

@@ -68,7 +68,7 @@ def inherit_schema_history(new_schema: InternalSchema, old_history: str | None) 
 
 
 def schema_from_json(text: str) -> InternalSchema:
-    """Parse one InternalSchema (a commit's `latestSchema`).
+    """Parse one InternalSchema (a commit's `latest_schema`).
 
     Raises:
         InvalidTableError: the text is empty, not JSON, or not an InternalSchema.

@@ -2,7 +2,7 @@
 blocks of the log files `.hoodie/archived/.commits_.archive.<N>_<token>` (written by Hudi's
 `HoodieTimelineArchiver` and by `shim.write.archive`). Each block is decoded with the writer
 schema its header carries; corrupt blocks are skipped with a warning, as in data log files.
-Version 8+ tables archive to an LSM timeline of Parquet files, which is not read here.
+Version 8+ tables archive to an LSM timeline of Parquet files (`shim.timeline.lsm`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from typing import Any
 import fastavro
 
 from shim import storage
-from shim.errors import InvalidTableError, UnsupportedFeatureError
+from shim.errors import InvalidTableError
 from shim.log.blocks import BlockType, HeaderKey
 from shim.log.reader import read_log_file
 from shim.properties import TableConfig
-from shim.timeline.instant import instant_key
+from shim.timeline.instant import Action, Instant, State, instant_key
+from shim.timeline.lsm import read_lsm_instants
 
 _ARCHIVE_FILE = re.compile(r"^\.commits_\.archive\.(\d+)_")
 _COUNTS = struct.Struct(">ii")
@@ -55,16 +56,19 @@ def next_archive_version(table_path: str, config: TableConfig) -> int:
 
 
 def read_archived_timeline(table_path: str, config: TableConfig) -> list[ArchivedInstant]:
-    """Every archived instant file, ordered by time (state order kept within a time).
+    """Every archived instant file, ordered by time (state order kept within a time). On the LSM
+    timeline (layout 2) only completed instants are archived: each comes with `completionTime`,
+    `metadata` and `plan` in its entry.
 
     Raises:
-        UnsupportedFeatureError: a table version 8+ (LSM timeline).
-        InvalidTableError: a block that is not Avro data or does not decode, naming the file.
+        InvalidTableError: a block that is not Avro data or does not decode, or an LSM file or
+            manifest that does not read, naming the file.
     """
-    if config.version >= 8:
-        raise UnsupportedFeatureError(
-            f"{table_path}: the archived timeline of table version {config.version} (LSM) is not read",
-            feature="lsm-archived-timeline", path=table_path)
+    if config.timeline_layout_version >= 2:
+        folder = storage.join(table_path, ".hoodie", config.archive_path)
+        return [ArchivedInstant(e["requested_time"], e["action"], "COMPLETED",
+                                {"completionTime": e["completion_time"], "metadata": e["metadata"], "plan": e["plan"]})
+                for e in read_lsm_instants(folder)]
     found: list[ArchivedInstant] = []
     for path in archive_files(table_path, config):
         found.extend(_entries(path))
@@ -90,3 +94,25 @@ def _entries(path: str) -> list[ArchivedInstant]:
         except (ValueError, struct.error, EOFError, KeyError, TypeError) as exc:
             raise InvalidTableError(f"{where}: cannot decode archived instants: {exc}", path=path) from exc
     return out
+
+
+_ENTRY_METADATA = {"commit": "hoodieCommitMetadata", "deltacommit": "hoodieCommitMetadata",
+                   "replacecommit": "hoodieReplaceCommitMetadata", "clean": "hoodieCleanMetadata",
+                   "rollback": "hoodieRollbackMetadata", "savepoint": "hoodieSavePointMetadata"}
+
+
+def archived_completed_instants(table_path: str, config: TableConfig) -> list[tuple[Instant, dict[str, Any]]]:
+    """The archive's completed instants of known actions, with their completed content (commit
+    metadata of writes), oldest first: what `Timeline.including_archive` takes."""
+    found: list[tuple[Instant, dict[str, Any]]] = []
+    for archived in read_archived_timeline(table_path, config):
+        if archived.state.upper() != "COMPLETED" or archived.action not in _ENTRY_METADATA:
+            continue
+        if "metadata" in archived.entry and "completionTime" in archived.entry:  # LSM
+            raw, completion = archived.entry["metadata"], archived.entry["completionTime"]
+        else:
+            raw, completion = archived.entry.get(_ENTRY_METADATA[archived.action]), None
+        action = Action.parse(archived.action, table_path)
+        name = f"archived:{archived.requested_time}.{archived.action}"
+        found.append((Instant(archived.requested_time, action, State.COMPLETED, completion, name), dict(raw or {})))
+    return found

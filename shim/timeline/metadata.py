@@ -32,6 +32,10 @@ def decode_instant_content(data: bytes, path: str) -> dict[str, Any]:
     return parsed
 
 
+LATEST_SCHEMA_KEY = "latest_schema"
+"""The `extraMetadata` key of a commit's InternalSchema (Hudi's `SerDeHelper.LATEST_SCHEMA`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class WriteStat:
     """What one commit wrote to one file group."""
@@ -71,8 +75,9 @@ class CommitMetadata:
 
     @property
     def latest_schema(self) -> str | None:
-        """InternalSchema JSON, present on schema-on-read tables."""
-        value = self.extra_metadata.get("latestSchema")
+        """InternalSchema JSON, present on schema-on-read tables: Hudi's key `latest_schema`
+        (`SerDeHelper.LATEST_SCHEMA`), or `latestSchema`, which this project's writer used before."""
+        value = self.extra_metadata.get(LATEST_SCHEMA_KEY) or self.extra_metadata.get("latestSchema")
         return value or None
 
     @property

@@ -1,7 +1,7 @@
 """Schema-on-read history: which InternalSchema each instant wrote with, and the table's at a time.
 
 Lookup order for the schema of an instant (Hudi's `InternalSchemaCache.getInternalSchemaByVersionId`):
-1. the `latestSchema` in that instant's commit metadata;
+1. the `latest_schema` in that instant's commit metadata;
 2. else the newest entry at or before it in the schema history (`.hoodie/.schema/*.schemacommit`,
    the newest file whose instant completed);
 3. else none: the table did not use schema-on-read then (files are matched by name).
@@ -44,17 +44,18 @@ class SchemaHistory:
             return self._history
 
     def _load_history(self) -> list[InternalSchema]:
-        candidates = []
+        candidates: dict[str, str] = {}
         for name in storage.list_names(self.folder):
             if not name.endswith(SCHEMA_COMMIT_SUFFIX):
                 continue
-            instant = name[: -len(SCHEMA_COMMIT_SUFFIX)]
+            # `<instant>.schemacommit`; on timeline layout 2 `<instant>_<completion>.schemacommit`
+            instant = name[: -len(SCHEMA_COMMIT_SUFFIX)].split("_", 1)[0]
             if instant.isdigit() and self.timeline.is_committed(instant):
-                candidates.append(instant)
+                candidates[instant] = name
         if not candidates:
             return []
         newest = max(candidates, key=instant_key)
-        path = os.path.join(self.folder, newest + SCHEMA_COMMIT_SUFFIX)
+        path = os.path.join(self.folder, candidates[newest])
         try:
             return history_from_json(storage.read_bytes(path).decode("utf-8"))
         except InvalidTableError as exc:
@@ -94,7 +95,7 @@ class SchemaHistory:
         except InvalidTableError as exc:
             path = os.path.join(self.timeline.folder, state.file_name)
             raise InvalidTableError(
-                f"cannot read latestSchema of {path}: {exc.message}", path=path, instant=instant
+                f"cannot read latest_schema of {path}: {exc.message}", path=path, instant=instant
             ) from exc
 
 

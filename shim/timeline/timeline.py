@@ -27,9 +27,11 @@ class Timeline:
     the first active instant were archived after completing, so they count as committed.
     """
 
-    def __init__(self, folder: str, instants: Iterable[Instant], config: TableConfig) -> None:
+    def __init__(self, folder: str, instants: Iterable[Instant], config: TableConfig,
+                 archived: dict[str, dict[str, object]] | None = None) -> None:
         self.folder = folder
         self.config = config
+        self._archived: dict[str, dict[str, object]] = archived or {}
         self.instants: tuple[Instant, ...] = tuple(
             sorted(instants, key=lambda i: (instant_key(i.requested_time), _STATE_ORDER[i.state]))
         )
@@ -50,6 +52,20 @@ class Timeline:
         folder = storage.join(table_path, ".hoodie", config.timeline_path)
         instants = [inst for name in storage.list_names(folder) if (inst := parse_instant_file_name(name))]
         return cls(folder, instants, config)
+
+    def including_archive(self, archived: Iterable[tuple[Instant, dict[str, object]]]) -> Timeline:
+        """This timeline with archived completed instants (and their decoded contents) added before
+        it: reads as of archived instants, and incremental windows over them, then know which
+        commits completed when, and what they wrote."""
+        known = {inst.requested_time for inst in self.instants}
+        extra = [(inst, raw) for inst, raw in archived if inst.requested_time not in known]
+        contents = {**self._archived, **{inst.file_name: raw for inst, raw in extra}}
+        return Timeline(self.folder, [*self.instants, *(inst for inst, _ in extra)], self.config, contents)
+
+    @property
+    def includes_archive(self) -> bool:
+        """Whether archived instants were added (`including_archive`)."""
+        return bool(self._archived)
 
     # -- instants ---------------------------------------------------------------------------------
 
@@ -125,7 +141,10 @@ class Timeline:
     # -- instant contents -------------------------------------------------------------------------
 
     def read_raw(self, instant: Instant) -> dict[str, object]:
-        """Decoded content of an instant file (JSON or Avro)."""
+        """Decoded content of an instant file (JSON or Avro), or of an archived instant."""
+        archived = self._archived.get(instant.file_name)
+        if archived is not None:
+            return archived
         path = os.path.join(self.folder, instant.file_name)
         return decode_instant_content(storage.read_bytes(path), path)
 

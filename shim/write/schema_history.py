@@ -1,8 +1,8 @@
-"""Schema-on-read bookkeeping of a commit: `latestSchema` and `.hoodie/.schema/<instant>.schemacommit`.
+"""Schema-on-read bookkeeping of a commit: `latest_schema` and `.hoodie/.schema/<instant>.schemacommit`.
 
 Hudi (`BaseHoodieWriteClient.saveInternalSchema`, `FileBasedInternalSchemaStorageManager`) records
 on every commit of a schema-on-read table:
-- `extraMetadata.latestSchema`: the table's InternalSchema after the commit. When the commit did
+- `extraMetadata.latest_schema`: the table's InternalSchema after the commit. When the commit did
   not change the schema it is the previous schema, keeping its version id; a changed schema gets
   the commit's instant as version id.
 - a history file `<instant>.schemacommit` (after `.schemacommit.requested` and
@@ -30,7 +30,7 @@ SCHEMA_COMMIT = "schemacommit"
 
 @dataclass(frozen=True, slots=True)
 class SchemaCommit:
-    """What one commit records: its `latestSchema` and the history text of its `.schemacommit`."""
+    """What one commit records: its `latest_schema` and the history text of its `.schemacommit`."""
 
     latest: InternalSchema
     history: str

@@ -1,6 +1,6 @@
-"""Incremental reads whose window starts before the active timeline, where commits may have been
-archived: every file group is read on table version 6 (Hudi's full-table-scan fallback); where
-that cannot be exact, a clear error."""
+"""Incremental reads whose window starts before the active timeline, where commits were archived:
+the archived timeline (archive logs on version 6, the LSM history on 8+) says which commits
+completed and what they wrote, so the windows are exact."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import pyarrow as pa
 import pytest
 
 import shim
-from shim.errors import UnsupportedFeatureError
+from shim.errors import InvalidTableError
+from shim.write.archive import archive_timeline
+from shim.write.archive_plan import ArchiveSettings
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -19,14 +21,10 @@ BEFORE_ALL = "20000101000000000"
 
 
 def archive(table: TinyTable, *instants: str) -> None:
-    """Take completed commits off the active timeline as Hudi's archiver does. The archive file
-    written is a stand-in: the reader only looks at whether archived instants exist."""
-    hoodie = table.path / ".hoodie"
-    (hoodie / "archived").mkdir(exist_ok=True)
-    for instant in instants:
-        for path in [p for p in hoodie.iterdir() if p.is_file() and p.name.startswith(instant + ".")]:
-            path.unlink()
-    (hoodie / "archived" / ".commits_.archive.1_1-0-1").write_bytes(b"archived instants")
+    """Move the oldest commits (`instants`, of the fixture's four) to a version-6 archive log."""
+    kept = 4 - len(instants)
+    done = archive_timeline(str(table.path), table.config, ArchiveSettings(min_commits=kept, max_commits=kept))
+    assert done is not None and {i.requested_time for i in done.instants} == set(instants)
 
 
 @pytest.fixture
@@ -43,7 +41,7 @@ def ids(result: pa.Table) -> list[str]:
     return sorted(result.column("id").to_pylist())
 
 
-def test_window_reaching_archived_commits_reads_every_file_group(table):
+def test_window_reaching_archived_commits_reads_the_archive(table):
     built, (t1, t2, t3, _) = table
     archive(built, t1, t2)
     opened = shim.open_table(built.path)
@@ -53,11 +51,12 @@ def test_window_reaching_archived_commits_reads_every_file_group(table):
     assert opened.incremental(t1, t3, columns=["v"]).column("v").to_pylist() in (["c1", "d1"], ["d1", "c1"])
 
 
-def test_window_ending_among_archived_commits_is_an_error(table):
+def test_window_ending_among_archived_commits_reads_as_of_its_end(table):
     built, (t1, t2, _, _) = table
     archive(built, t1, t2)
-    with pytest.raises(UnsupportedFeatureError, match=r"starts before the active timeline .* archived commits"):
-        shim.open_table(built.path).incremental(BEFORE_ALL, t2)
+    assert ids(shim.open_table(built.path).incremental(BEFORE_ALL, t2)) == ["a", "b", "c"]
+    assert ids(shim.open_table(built.path).incremental(t1, t2)) == ["c"]
+    assert ids(shim.open_table(built.path).read(as_of=t1)) == ["a", "b"]
 
 
 def test_window_within_the_active_timeline_reads_only_the_groups_it_touched(table):
@@ -72,12 +71,17 @@ def test_without_an_archive_an_early_start_is_the_whole_history(table):
     assert ids(shim.open_table(built.path).incremental(BEFORE_ALL)) == ["a", "b", "c", "d"]
 
 
-def test_version_8_window_reaching_the_lsm_history_is_an_error(shared_tables, tmp_path):
+def test_version_8_lsm_history_without_a_manifest_holds_nothing_and_a_bad_file_is_named(shared_tables, tmp_path):
     source = shared_tables["trips__mor__avro__v8_trips_8i3u1d"]
     copy = tmp_path / "v8"
     shutil.copytree(source, copy)
     whole = shim.open_table(copy).incremental(BEFORE_ALL)
     assert whole.num_rows > 0  # no archived instants yet: the window is the whole active timeline
-    (copy / ".hoodie" / "timeline" / "history" / "00000000000000000_00000000000000001_0.parquet").write_bytes(b"x")
-    with pytest.raises(UnsupportedFeatureError, match="archived timeline of table version 8 is not read"):
+    history = copy / ".hoodie" / "timeline" / "history"
+    (history / "00000000000000000_00000000000000001_0.parquet").write_bytes(b"x")
+    assert shim.open_table(copy).archived_timeline() == []  # no manifest lists it
+    (history / "manifest_1").write_text('{"files": [{"fileName": "00000000000000000_00000000000000001_0.parquet", '
+                                        '"fileLen": 1}]}')
+    (history / "_version_").write_text("1")
+    with pytest.raises(InvalidTableError, match=r"00000000000000001_0\.parquet: not an LSM timeline file"):
         shim.open_table(copy).incremental(BEFORE_ALL)
