@@ -51,6 +51,7 @@ from shim.read.request import build_scan
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.table import Table, open_table
 from shim.timeline.instant import Action, instant_key
+from shim.timeline.metadata import LATEST_SCHEMA_KEY
 from shim.timeline.timeline import Timeline
 from shim.write import heartbeat
 from shim.write.avro_metadata import COMPACTION_PLAN, decode_avro_record, encode_avro_record
@@ -322,5 +323,5 @@ def finish_compaction(job: CompactionJob) -> None:
     extra = {"schema": json.dumps(avro_record_schema(job.config.name, data_arrow_schema(schema)))}
     table_has_history = os.path.isdir(os.path.join(job.table_path, ".hoodie", ".schema"))
     if table_has_history:
-        extra["latestSchema"] = schema_to_json(schema)
+        extra[LATEST_SCHEMA_KEY] = schema_to_json(schema)
     complete(job.txn, job.config, CommitRecord(writes, "COMPACT", extra, compacted=True))

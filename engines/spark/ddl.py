@@ -3,7 +3,7 @@
     engines.spark.alter_table(path).add_column("tip", "double", after="fare").rename_column("fare", "amount")
 
 Like Hudi's `AlterTableCommand.commitWithSchema`: the instant is a `commit` (copy-on-write) or
-`deltacommit` (merge-on-read) with operation ALTER_SCHEMA and no files; its `latestSchema` is the
+`deltacommit` (merge-on-read) with operation ALTER_SCHEMA and no files; its `latest_schema` is the
 new schema with the instant as version id, and `.hoodie/.schema/<instant>.schemacommit` holds the
 history with the new version first. Changes Hudi forbids raise `SchemaEvolutionError` before
 anything is written (see `shim.write.schema_changes`). No file is rewritten: readers reconcile
@@ -30,6 +30,7 @@ from shim.schema import InternalSchema, history_to_json, inherit_schema_history,
 from shim.schema.types import Type
 from shim.table import Table
 from shim.timeline.instant import Action
+from shim.timeline.metadata import LATEST_SCHEMA_KEY
 from shim.timeline.timeline import Timeline
 from shim.write import schema_changes
 from shim.write.commit import CommitRecord, inflight_metadata
@@ -129,7 +130,7 @@ class AlterTable:
             persist_history(self.table_path, timeline, txn.instant, inherit_schema_history(latest, history))
             extra = {
                 "schema": json.dumps(avro_record_schema(config.name, data_arrow_schema(latest))),
-                "latestSchema": schema_to_json(latest),
+                LATEST_SCHEMA_KEY: schema_to_json(latest),
             }
             complete(txn, config, CommitRecord((), "ALTER_SCHEMA", extra))
         except BaseException:

@@ -34,6 +34,7 @@ from shim.read.schemas import table_schemas_as_of
 from shim.schema import InternalSchema, internal_from_avro, schema_from_json, schema_to_json
 from shim.table import Table
 from shim.timeline.instant import Action
+from shim.timeline.metadata import LATEST_SCHEMA_KEY
 from shim.timeline.timeline import Timeline
 from shim.write.commit import CommitRecord, inflight_metadata
 from shim.write.data_files import avro_record_schema
@@ -265,7 +266,7 @@ def _warn_of_rewrites(plan: WritePlan, states: list[GroupState]) -> None:
 
 
 def commit_extra_metadata(plan: WritePlan) -> dict[str, str]:
-    """`extraMetadata` of the commit: the Avro writer schema and, schema-on-read, `latestSchema`
+    """`extraMetadata` of the commit: the Avro writer schema and, schema-on-read, `latest_schema`
     (the `.schemacommit` history file is written here too)."""
     evolved = plan.write_schema()
     extra = {"schema": json.dumps(avro_record_schema(plan.options.table_name, data_arrow_schema(evolved)))}
@@ -274,7 +275,7 @@ def commit_extra_metadata(plan: WritePlan) -> dict[str, str]:
         history = latest_history_text(plan.table_path, timeline)
         planned = plan_schema_commit(plan.previous_schema(), history, evolved, plan.instant)
         persist_history(plan.table_path, timeline, plan.instant, planned.history)
-        extra["latestSchema"] = schema_to_json(planned.latest)
+        extra[LATEST_SCHEMA_KEY] = schema_to_json(planned.latest)
     return extra
 
 
