@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,7 +23,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import shim
 from catalog.errors import error_response, install_error_handlers
+from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
+from catalog.iceberg.routes import publish_router
 from catalog.iceberg.routes import router as iceberg_router
 from catalog.routes import router
 from catalog.service import Catalog
@@ -55,9 +58,16 @@ def create_app(settings: Settings) -> FastAPI:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
                                              history=settings.iceberg_history)
+        hadoop_folder = settings.hadoop_catalog_location()
+        app.state.hadoop = None if hadoop_folder is None else HadoopCatalogFolder(app.state.iceberg, hadoop_folder)
+        stop = threading.Event()
+        if app.state.hadoop is not None:
+            threading.Thread(target=_keep_refreshed, args=(app.state.hadoop, settings.hadoop_catalog_seconds, stop),
+                             name="hadoop-catalog", daemon=True).start()
         try:
             yield
         finally:
+            stop.set()
             catalog.close()
             if temporary:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -68,12 +78,23 @@ def create_app(settings: Settings) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(iceberg_router)
+    app.include_router(publish_router)
 
     @app.get("/health", summary="Liveness", tags=["health"])
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
     return app
+
+
+def _keep_refreshed(folder: HadoopCatalogFolder, seconds: float, stop: threading.Event) -> None:
+    """Bring the Hadoop catalog folder up to date every `seconds` until `stop` is set."""
+    while not stop.is_set():
+        try:
+            folder.refresh()
+        except Exception:  # a bad pass must not end the refreshing; the next one tries again
+            log.exception("refreshing the Hadoop catalog folder %s failed", folder.folder)
+        stop.wait(seconds)
 
 
 class _EndAbortedStreams:

@@ -43,6 +43,9 @@ class Settings:
             names are removed.
         iceberg_history: how many commits before the latest each published Iceberg table keeps
             as snapshots (time travel; those a read may still be as of); 0 keeps the latest only.
+        hadoop_catalog_dir: a folder kept as an Iceberg Hadoop catalog of every table, for readers
+            without a REST client (Presto: `iceberg.catalog.type=hadoop`); None: none kept.
+        hadoop_catalog_seconds: how often that folder is brought up to date (also on `POST /v1/publish`).
     """
 
     warehouse: str | None = None
@@ -62,6 +65,8 @@ class Settings:
     iceberg_dir: str | None = None
     iceberg_keep_seconds: float = 900.0
     iceberg_history: int = 10
+    hadoop_catalog_dir: str | None = None
+    hadoop_catalog_seconds: float = 10.0
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
@@ -75,6 +80,9 @@ class Settings:
         if not self.iceberg_keep_seconds >= 0:
             raise InvalidArgumentError(
                 f"setting iceberg_keep_seconds must be zero or more, got {self.iceberg_keep_seconds!r}")
+        if not self.hadoop_catalog_seconds > 0:
+            raise InvalidArgumentError(
+                f"setting hadoop_catalog_seconds must be positive, got {self.hadoop_catalog_seconds!r}")
         if not self.max_scan_seconds > 0:
             raise InvalidArgumentError(f"setting max_scan_seconds must be positive, got {self.max_scan_seconds!r}")
         if not 0 <= self.port <= 65535:
@@ -100,3 +108,7 @@ class Settings:
         if self.warehouse:
             return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_ICEBERG)
         return None
+
+    def hadoop_catalog_location(self) -> str | None:
+        """The Hadoop catalog folder kept, if any."""
+        return os.path.abspath(os.path.expanduser(self.hadoop_catalog_dir)) if self.hadoop_catalog_dir else None

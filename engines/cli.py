@@ -72,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--iceberg-history", type=int,
                        help="commits before the latest kept as snapshots of each Iceberg table, for time travel "
                             "(default: 10)")
+    serve.add_argument("--hadoop-catalog-dir",
+                       help="keep this folder an Iceberg Hadoop catalog of every table, for readers without a REST "
+                            "client (Presto: iceberg.catalog.type=hadoop, iceberg.catalog.warehouse=file://DIR)")
+    serve.add_argument("--hadoop-catalog-seconds", type=float,
+                       help="how often the Hadoop catalog folder is brought up to date (default: 10)")
     serve.add_argument("--max-scan-rows", type=int, help="rows per scan at most")
     serve.add_argument("--max-scan-bytes", type=int, help="Arrow bytes per scan at most")
     serve.add_argument("--max-scan-seconds", type=float, help="seconds per scan at most")
@@ -136,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
         print("hudi-shim: error: serve needs --warehouse DIR or --table PATH", file=sys.stderr)
         return 2
     limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "iceberg_keep_seconds",
-                                     "iceberg_history")
+                                     "iceberg_history", "hadoop_catalog_dir", "hadoop_catalog_seconds")
               if (value := getattr(args, key)) is not None}
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,

@@ -35,7 +35,7 @@ class Artifact:
         parts = coordinate.split(":")
         if not 3 <= len(parts) <= 5 or not all(parts[:3]):
             raise ArtifactError(f"not a Maven coordinate (group:artifact:version[:type[:classifier]]): {coordinate!r}")
-        return cls(*parts)  # type: ignore[arg-type]
+        return cls(*parts)
 
     def __str__(self) -> str:
         tail = f":{self.packaging}" + (f":{self.classifier}" if self.classifier else "")

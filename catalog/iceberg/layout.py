@@ -101,7 +101,13 @@ def history_names(views: Sequence[View]) -> dict[str, int]:
     return names
 
 
-
+def by_name_names(newest: View, view: View) -> dict[str, int]:
+    """Name -> id for readers that match a file without field ids by the current column name and
+    ignore the name mapping (Presto): only the names `newest` and `view` both give the same
+    column, so a file read in place holds every column under the name either schema reads."""
+    own = {field.name: iceberg_id(field, field.name) for field in view.schema}
+    return {field.name: iceberg_id(field, field.name) for field in newest.schema
+            if own.get(field.name) == iceberg_id(field, field.name)}
 
 
 def _column_names(schema: pa.Schema, files: Sequence[FileSchema]) -> dict[str, int]:

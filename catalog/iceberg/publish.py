@@ -15,6 +15,7 @@ removed (`catalog.iceberg.retention`).
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import hashlib
 import json
 import logging
@@ -31,7 +32,7 @@ import shim
 from catalog.handles import TableHandle
 from catalog.iceberg.history import DEFAULT_DEPTH, history_instants
 from catalog.iceberg.history import snapshot_id as history_snapshot_id
-from catalog.iceberg.layout import Layout, history_names, mapped_ids, name_mapping, plan_layout
+from catalog.iceberg.layout import Layout, by_name_names, history_names, mapped_ids, name_mapping, plan_layout
 from catalog.iceberg.manifests import (
     DATA,
     DELETES,
@@ -59,6 +60,23 @@ FORMAT_VERSION = 2
 MANIFEST_VERSION = "metrics-2"
 EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
+
+
+class Readers(enum.Enum):
+    """How the readers of a published table match Hudi's files, which carry no field ids.
+
+    NAME_MAPPING: through the table's name mapping (Trino, DuckDB, PyIceberg, iceberg-rust).
+    BY_NAME: by the current column name, without the mapping (Presto's Iceberg connector): a
+    file is read in place only where its column names are the table's; the rest is written out
+    with field ids, which such readers match by id.
+    """
+
+    NAME_MAPPING = "name-mapping"
+    BY_NAME = "by-name"
+
+    def folder(self, view: str) -> str:
+        """The folder of a view's metadata for these readers, under the table's folder."""
+        return view if self is Readers.NAME_MAPPING else f"{view}-{self.value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,25 +122,26 @@ class IcebergPublisher:
         self.keep_seconds = keep_seconds
         self.history = history
         self._lock = threading.Lock()
-        self._publishing: dict[tuple[str, str], threading.Lock] = {}
+        self._publishing: dict[tuple[str, str, Readers], threading.Lock] = {}
         #: Per view, the last answer: the table object it was planned on and what it depends on.
-        self._last: dict[tuple[str, str], tuple[shim.Table, str, PublishedTable]] = {}
+        self._last: dict[tuple[str, str, Readers], tuple[shim.Table, str, PublishedTable]] = {}
         self._expired_at: dict[str, float] = {}
 
-    def publish(self, name: str, view: str) -> PublishedTable:
-        """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest instant.
+    def publish(self, name: str, view: str, readers: Readers = Readers.NAME_MAPPING) -> PublishedTable:
+        """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest
+        instant, for `readers`.
 
         Requests for the same view wait for one another, so a slice is written out once."""
         with self._lock:
-            lock = self._publishing.setdefault((name, view), threading.Lock())
+            lock = self._publishing.setdefault((name, view, readers), threading.Lock())
         with lock:
-            return self._publish(name, view)
+            return self._publish(name, view, readers)
 
-    def _publish(self, name: str, view: str) -> PublishedTable:
+    def _publish(self, name: str, view: str, readers: Readers) -> PublishedTable:
         handle = self.catalog.handle(name)
         table = handle.table()  # the same object while the table's timeline is unchanged
         _check_outside(os.path.join(self.folder, name), table.path, name)
-        last = self._last.get((name, view))
+        last = self._last.get((name, view, readers))
         if last is not None and last[0] is table and os.path.exists(_path_of(last[2].metadata_location)):
             return last[2]
         latest = build_scan(table, mode=view)
@@ -137,16 +156,24 @@ class IcebergPublisher:
         if last is not None and last[1] == key and os.path.exists(_path_of(last[2].metadata_location)):
             result = last[2]
         else:
-            result = self._write_metadata(name, view, table.path, self._versions(handle, table, view, scans))
-        self._last[(name, view)] = (table, key, result)
+            versions = self._versions(handle, table, view, scans, readers)
+            result = self._write_metadata(name, view, readers, table.path, versions)
+        self._last[(name, view, readers)] = (table, key, result)
         return result
 
-    def _versions(self, handle: TableHandle, table: shim.Table, view: str, scans: list[PlannedScan]) -> Versions:
+    def _versions(self, handle: TableHandle, table: shim.Table, view: str, scans: list[PlannedScan],
+                  readers: Readers) -> Versions:
         """The files of every commit published (oldest first), placed under one name mapping."""
         published = [self.catalog.view(handle.name, view, scan.read_instant) for scan in scans]
         names = history_names(published[::-1])
-        layouts = [plan_layout(p, scan.slices, table.path, table.config.partition_fields, names)
-                   for p, scan in zip(published, scans, strict=True)]
+        if readers is Readers.BY_NAME:
+            names = by_name_names(published[-1], published[-1])
+            layouts = [plan_layout(p, scan.slices, table.path, table.config.partition_fields,
+                                   by_name_names(published[-1], p))
+                       for p, scan in zip(published, scans, strict=True)]
+        else:
+            layouts = [plan_layout(p, scan.slices, table.path, table.config.partition_fields, names)
+                       for p, scan in zip(published, scans, strict=True)]
         mapping = name_mapping([p.schema for p in published[::-1]], names,
                                [name for layout in layouts for name in layout.unmapped])
         data_folder = os.path.join(self.folder, handle.name, "data")
@@ -159,7 +186,8 @@ class IcebergPublisher:
                               [f.partition_path for snapshot in snapshots for f in snapshot.files])
         return Versions(tuple(snapshots), mapping, spec)
 
-    def _write_metadata(self, name: str, view: str, table_path: str, versions: Versions) -> PublishedTable:
+    def _write_metadata(self, name: str, view: str, readers: Readers, table_path: str,
+                        versions: Versions) -> PublishedTable:
         latest = versions.snapshots[-1]
         schemas: list[dict[str, Any]] = []
         schema_ids = []
@@ -173,7 +201,7 @@ class IcebergPublisher:
                                for snapshot in versions.snapshots],
                               [snapshot.scan.read_instant for snapshot in versions.snapshots]], sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
-        folder = os.path.join(self.folder, name, view, "metadata")
+        folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
         metadata_path = os.path.join(folder, f"{digest}.metadata.json")
         if os.path.exists(metadata_path):
             os.utime(metadata_path)  # published again: a version in use is never expired
@@ -189,13 +217,14 @@ class IcebergPublisher:
             "schema.name-mapping.default": json.dumps(versions.mapping),
             "hudi-shim.table": name,
             "hudi-shim.view": view,
+            "hudi-shim.readers": readers.value,
             "hudi-shim.instant": latest.scan.read_instant or "",
             "hudi-shim.files-in-place": str(sum(p.base_path is not None for p in latest.layout.placements)),
             "hudi-shim.slices-written": str(sum(p.base_path is None for p in latest.layout.placements)),
         }
         metadata = {
             "format-version": FORMAT_VERSION,
-            "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{file_uri(table_path)}#{view}")),
+            "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{file_uri(table_path)}#{readers.folder(view)}")),
             "location": file_uri(table_path),
             "last-sequence-number": len(entries),
             "last-updated-ms": current["timestamp-ms"],

@@ -22,7 +22,8 @@ import fastavro
 log = logging.getLogger(__name__)
 
 METADATA_SUFFIX = ".metadata.json"
-VIEWS = ("snapshot", "read_optimized")
+#: The views' metadata folders: for readers of the name mapping, and for readers by name.
+VIEWS = ("snapshot", "read_optimized", "snapshot-by-name", "read_optimized-by-name")
 _WRITTEN_SUFFIXES = (".parquet", ".avro", METADATA_SUFFIX, ".tmp")
 
 

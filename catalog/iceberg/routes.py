@@ -2,9 +2,7 @@
 
 Engines with an Iceberg REST client (Trino's and Presto's Iceberg connectors, Spark, DuckDB's
 iceberg extension, PyIceberg) list and load the shim's tables here, then read their data files
-themselves. One namespace, `default`, holds every registered table twice: `<table>` (the
-snapshot view) and `<table>_ro` (read-optimized), the names DuckDB views use. A registered
-table whose own name ends in `_ro` keeps it.
+themselves; `catalog.iceberg.names` says which tables the namespace `default` holds.
 
     trino:    iceberg.catalog.type=rest, iceberg.rest-catalog.uri=http://127.0.0.1:8080/iceberg
     duckdb:   ATTACH 'shim' AS shim (TYPE iceberg, ENDPOINT 'http://127.0.0.1:8080/iceberg', ...)
@@ -20,14 +18,14 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from catalog.iceberg.hadoop import HadoopCatalogFolder
+from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.models import ErrorBody
 from catalog.routes import require_token
 from catalog.service import Catalog
-from shim.errors import TableNotFoundError
+from shim.errors import HudiShimError, TableNotFoundError
 
-NAMESPACE = "default"
-RO_SUFFIX = "_ro"
 SUPPORTED = (
     "GET /v1/{prefix}/namespaces",
     "GET /v1/{prefix}/namespaces/{namespace}",
@@ -96,24 +94,6 @@ def _check_namespace(namespace: str) -> None:
         raise NamespaceNotFoundError(f"no namespace {namespace!r}: the catalog's tables are in {NAMESPACE!r}")
 
 
-def iceberg_names(catalog: Catalog) -> list[str]:
-    """The Iceberg tables: every registered table and its read-optimized twin."""
-    registered = catalog.names()
-    names = set(registered)
-    names.update(name + RO_SUFFIX for name in registered)
-    return sorted(names)
-
-
-def resolve(catalog: Catalog, table: str) -> tuple[str, str]:
-    """The registered table and view an Iceberg table name stands for."""
-    registered = set(catalog.names())
-    if table in registered:
-        return table, "snapshot"
-    if table.endswith(RO_SUFFIX) and table[: -len(RO_SUFFIX)] in registered:
-        return table[: -len(RO_SUFFIX)], "read_optimized"
-    raise TableNotFoundError(f"no table {table!r} in namespace {NAMESPACE!r}")
-
-
 @router.get("/config", response_model=CatalogConfig, summary="Iceberg REST: catalog configuration")
 def get_config() -> CatalogConfig:
     return CatalogConfig(defaults={}, overrides={}, endpoints=list(SUPPORTED))
@@ -160,3 +140,35 @@ def table_exists(request: Request, namespace: str, table: str) -> Response:
     _check_namespace(namespace)
     resolve(_catalog(request), table)
     return Response(status_code=204)
+
+
+class PublishReport(BaseModel):
+    """What `POST /v1/publish` did."""
+
+    published: list[str] = Field(description="Iceberg tables published (both views of every table)")
+    updated: list[str] = Field(description="tables given a new version in the Hadoop catalog folder")
+    removed: list[str] = Field(description="tables removed from the Hadoop catalog folder")
+    failed: dict[str, str] = Field(description="tables that could not be published, and why")
+    hadoop_catalog: str | None = Field(description="the Hadoop catalog folder kept, if any")
+
+
+publish_router = APIRouter(prefix="/v1", tags=["iceberg"], dependencies=[Depends(require_token)],
+                           responses={401: {"model": ErrorBody, "description": "missing or wrong token"}})
+
+
+@publish_router.post("/publish", response_model=PublishReport,
+                     summary="Publish every table's Iceberg views now (and bring the Hadoop catalog folder up to date)")
+def publish_all(request: Request) -> PublishReport:
+    hadoop: HadoopCatalogFolder | None = request.app.state.hadoop
+    if hadoop is not None:
+        done = hadoop.refresh()
+        return PublishReport(published=done.updated + done.unchanged, updated=done.updated, removed=done.removed,
+                             failed=done.failed, hadoop_catalog=hadoop.folder)
+    published, failed = [], {}
+    for name in iceberg_names(_catalog(request)):
+        try:
+            _publisher(request).publish(*resolve(_catalog(request), name))
+            published.append(name)
+        except HudiShimError as exc:
+            failed[name] = str(exc)
+    return PublishReport(published=published, updated=[], removed=[], failed=failed, hadoop_catalog=None)

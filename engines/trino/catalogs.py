@@ -23,7 +23,8 @@ def iceberg_rest(flavor: str, uri: str, *, token: str | None = None) -> dict[str
     if flavor != "trino":
         raise UnsupportedFeatureError(
             f"{flavor} 0.287 has no Iceberg REST catalog client: serve it a Hadoop catalog folder "
-            "(hudi-shim serve --hadoop-catalog-dir DIR) and use engines.trino.catalogs.iceberg_hadoop")
+            "(hudi-shim serve --hadoop-catalog-dir DIR) and use engines.trino.catalogs.iceberg_hadoop",
+            feature="iceberg-rest-client")
     properties = {"connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": uri}
     if token is not None:
         properties |= {"iceberg.rest-catalog.security": "OAUTH2", "iceberg.rest-catalog.oauth2.token": token}
@@ -33,7 +34,8 @@ def iceberg_rest(flavor: str, uri: str, *, token: str | None = None) -> dict[str
 def iceberg_hadoop(flavor: str, warehouse: str) -> dict[str, str]:
     """The Iceberg connector on a Hadoop catalog folder (`<warehouse>/default/<table>/metadata`)."""
     if flavor != "presto":
-        raise UnsupportedFeatureError(f"{flavor}'s Iceberg connector has no Hadoop catalog: use iceberg_rest")
+        raise UnsupportedFeatureError(f"{flavor}'s Iceberg connector has no Hadoop catalog: use iceberg_rest",
+                                      feature="iceberg-hadoop-catalog")
     return {"connector.name": "iceberg", "iceberg.catalog.type": "hadoop",
             "iceberg.catalog.warehouse": "file://" + os.path.abspath(warehouse)}
 

@@ -1,0 +1,119 @@
+"""The published tables as a Hadoop catalog folder, for Iceberg readers without a REST client.
+
+Presto 0.287's Iceberg connector (the newest Presto on Maven Central) reads Iceberg tables from
+a catalog folder (`iceberg.catalog.type=hadoop`): `<folder>/default/<table>/metadata/` holding
+`v<N>.metadata.json` files and `version-hint.text` naming the current N. `HadoopCatalogFolder`
+writes each table's latest published metadata there as a new version when it changed (the
+metadata names the manifests and data files where the publisher wrote them), and removes the
+tables no longer registered. It publishes for readers that match files by column name
+(`Readers.BY_NAME`), as Presto does. A reader sees each table as of the last `refresh()`:
+`hudi-shim serve --hadoop-catalog-dir` refreshes every few seconds, and on `POST /v1/publish`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+from dataclasses import dataclass, field
+
+from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
+from catalog.iceberg.publish import IcebergPublisher, Readers
+from shim.errors import HudiShimError
+from shim.write.table_init import write_atomically
+
+log = logging.getLogger(__name__)
+
+VERSION_HINT = "version-hint.text"
+#: Metadata versions kept per table besides the current one (a reader may be planning on one).
+KEEP_VERSIONS = 4
+_MARKER = ".hudi-shim"
+
+
+@dataclass
+class Refreshed:
+    """What one refresh did: tables given a new version, tables unchanged, tables removed, and
+    the tables that could not be published (name -> error; their previous version stays)."""
+
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+class HadoopCatalogFolder:
+    """Keeps `folder` a Hadoop catalog of the publisher's tables (namespace `default`)."""
+
+    def __init__(self, publisher: IcebergPublisher, folder: str, readers: Readers = Readers.BY_NAME) -> None:
+        self.publisher = publisher
+        self.folder = os.path.abspath(folder)
+        self.readers = readers
+        self._lock = threading.Lock()
+
+    def namespace_folder(self) -> str:
+        return os.path.join(self.folder, NAMESPACE)
+
+    def refresh(self) -> Refreshed:
+        """Publish every table and write the new versions; remove tables no longer registered."""
+        with self._lock:
+            done = Refreshed()
+            names = iceberg_names(self.publisher.catalog)
+            for name in names:
+                try:
+                    table, view = resolve(self.publisher.catalog, name)
+                    published = self.publisher.publish(table, view, self.readers)
+                except HudiShimError as exc:
+                    log.warning("Hadoop catalog: %s keeps its previous version: %s", name, exc)
+                    done.failed[name] = str(exc)
+                    continue
+                changed = self._write_version(name, published.metadata)
+                (done.updated if changed else done.unchanged).append(name)
+            done.removed = self._remove_others(set(names))
+            return done
+
+    def _write_version(self, name: str, metadata: dict) -> bool:
+        folder = os.path.join(self.namespace_folder(), name, "metadata")
+        os.makedirs(folder, exist_ok=True)
+        marker = os.path.join(self.namespace_folder(), name, _MARKER)
+        if not os.path.exists(marker):
+            write_atomically(marker, b"written by hudi-shim's Hadoop catalog folder\n")
+        current = current_version(folder)
+        if current is not None:
+            try:
+                with open(os.path.join(folder, f"v{current}.metadata.json"), encoding="utf-8") as handle:
+                    if json.load(handle) == metadata:
+                        return False
+            except (OSError, ValueError):
+                pass  # unreadable: write a new version
+        number = (current or 0) + 1
+        write_atomically(os.path.join(folder, f"v{number}.metadata.json"), json.dumps(metadata).encode("utf-8"))
+        write_atomically(os.path.join(folder, VERSION_HINT), str(number).encode("ascii"))
+        for old in range(number - KEEP_VERSIONS - 1, 0, -1):
+            path = os.path.join(folder, f"v{old}.metadata.json")
+            if not os.path.exists(path):
+                break
+            os.unlink(path)
+        return True
+
+    def _remove_others(self, names: set[str]) -> list[str]:
+        """Remove the tables this folder holds that are no longer published (only folders it made)."""
+        removed: list[str] = []
+        namespace = self.namespace_folder()
+        if not os.path.isdir(namespace):
+            return removed
+        for entry in sorted(os.listdir(namespace)):
+            if entry not in names and os.path.exists(os.path.join(namespace, entry, _MARKER)):
+                shutil.rmtree(os.path.join(namespace, entry), ignore_errors=True)
+                removed.append(entry)
+        return removed
+
+
+def current_version(metadata_folder: str) -> int | None:
+    """The version `version-hint.text` names (None: no version yet)."""
+    try:
+        with open(os.path.join(metadata_folder, VERSION_HINT), encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
