@@ -5,7 +5,8 @@ Hudi's Spark bundle), never imported by the project. Standard library and PySpar
 
 The request names the bundle jar and a list of jobs, run in order in one Spark session:
 
-- `{"kind": "steps", "path", "table", "steps": [...]}`: write a table. A step is
+- `{"kind": "steps", "path", "table", "session": {...}, "steps": [...]}`: write a table (with the
+  session's `SET`s in force meanwhile). A step is
   `{"sql": "..."}` (Spark SQL; `{path}` and `{table}` are replaced) or
   `{"write": {"select": "SQL", "options": {...}, "mode": "append"}}` (the DataFrame API: the
   SELECT's rows saved with `format("hudi")`).
@@ -65,13 +66,20 @@ def run_steps(spark, job: dict) -> list[dict]:  # noqa: ANN001
     """Run a table's steps; returns the seconds each took."""
     path, table = job["path"], job.get("table", "t")
     done = []
-    for number, step in enumerate(job["steps"]):
-        started = time.monotonic()
-        try:
-            _run_step(spark, step, path, table)
-        except Exception as exc:
-            raise RuntimeError(f"step {number} {json.dumps(step)[:300]} failed: {_error_text(exc)}") from exc
-        done.append({"step": step, "seconds": round(time.monotonic() - started, 3)})
+    settings = job.get("session", {})
+    for key, value in settings.items():  # for every statement of this table (SQL DML and DDL)
+        spark.sql(f"SET {key}={value}")
+    try:
+        for number, step in enumerate(job["steps"]):
+            started = time.monotonic()
+            try:
+                _run_step(spark, step, path, table)
+            except Exception as exc:
+                raise RuntimeError(f"step {number} {json.dumps(step)[:300]} failed: {_error_text(exc)}") from exc
+            done.append({"step": step, "seconds": round(time.monotonic() - started, 3)})
+    finally:
+        for key in settings:
+            spark.sql(f"RESET {key}")
     return done
 
 
@@ -118,7 +126,9 @@ def _save_one_file(frame, target: str) -> None:  # noqa: ANN001
 
 def _error_text(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return " | ".join(line.strip() for line in text[:6])[:2000]
+    causes = [line.strip() for line in text if line.strip().startswith("Caused by:")]
+    head = " | ".join(line.strip() for line in text[:4])[:1500]
+    return head + (f" | root cause: {causes[-1][:800]}" if causes else "")
 
 
 def timeline(spark, path: str) -> dict:  # noqa: ANN001

@@ -87,7 +87,8 @@ def _build(recipes: list[Recipe], env: OracleEnv, root: Path | None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         path = str(folder / "table")
-        jobs.append({"kind": "steps", "path": path, "table": recipe.name, "steps": list(recipe.steps)})
+        jobs.append({"kind": "steps", "path": path, "table": recipe.name, "steps": list(recipe.steps),
+                     "session": dict(recipe.session)})
         jobs.append({"kind": "oracle", "path": path, "out": str(folder / "reads"), "table_type": recipe.table_type,
                      "incremental": recipe.incremental})
     started = time.monotonic()

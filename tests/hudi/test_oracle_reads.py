@@ -1,0 +1,152 @@
+"""The shim reads the tables Apache Hudi 1.2 writes (recipes in `engines.hudi.recipes`) as Spark+Hudi
+reads them: snapshot, read-optimized, as of every completed write, incremental windows. The
+normalization is written down in `engines.hudi.compare`; where Hudi is wrong (time travel after
+renames, re-added names, some incremental windows over archived commits) the test says so and
+asserts the correct rows."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import shim
+from engines.hudi.compare import (
+    compare_same_schema,
+    compare_time_travel,
+    compare_with_snapshot,
+    window_rows,
+    window_truth,
+)
+from engines.hudi.generate import GeneratedTable, OracleRead
+from engines.hudi.recipes import RECIPES
+from shim.errors import InvalidArgumentError
+
+pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
+
+
+def _rows(read: OracleRead) -> pa.Table:
+    assert read.file is not None, f"{read.name}: Hudi failed: {read.error}"
+    return pq.read_table(read.file)
+
+
+def _renamed_ids(table: shim.Table) -> frozenset[int]:
+    """Column ids that had another name in some schema version."""
+    names: dict[int, set[str]] = {}
+    for version in table.schema_history.history():
+        for full_name in version.full_names():
+            column_id = version.find_id(full_name)
+            if column_id is not None:
+                names.setdefault(column_id, set()).add(full_name)
+    return frozenset(i for i, found in names.items() if len(found) > 1)
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_timeline_and_archive_list_what_hudi_lists(hudi_tables: dict[str, GeneratedTable], recipe: str):
+    generated = hudi_tables[recipe]
+    table = shim.open_table(generated.path)
+    assert table.config.version == RECIPES[recipe].version
+    layout2 = table.config.version >= 8
+    hudi_active = {(i["requested"], i["action"], i["completed"] if layout2 else None)
+                   for i in generated.timeline["active"]}
+    ours = {(i.requested_time, i.action.completed_as.value, i.completion_time)
+            for i in table.timeline() if i.is_completed}
+    assert ours == hudi_active
+    hudi_archived = {(i["requested"], i["action"]) for i in generated.timeline["archived"]}
+    archived = {(a.requested_time, a.action) for a in table.archived_timeline() if a.state == "COMPLETED"}
+    assert hudi_archived, f"{recipe}: the recipe must archive instants"
+    assert archived == hudi_archived
+    if layout2:  # the LSM timeline carries completion times, as Hudi lists them
+        completed = {a.requested_time: a.entry["completionTime"] for a in table.archived_timeline()}
+        assert completed == {i["requested"]: i["completed"] for i in generated.timeline["archived"]}
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_snapshot_and_read_optimized_equal_hudi(hudi_tables: dict[str, GeneratedTable], recipe: str):
+    generated = hudi_tables[recipe]
+    table = shim.open_table(generated.path)
+    modes = ["snapshot"] + (["read_optimized"] if RECIPES[recipe].table_type == "mor" else [])
+    for mode in modes:
+        result = compare_same_schema(mode, _rows(generated.reads[mode]), table.read(mode, include_meta=True))
+        assert result.equal, f"{recipe} {mode}: {result.problems}"
+        assert result.rows > 0
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_time_travel_to_every_write_equals_hudi(hudi_tables: dict[str, GeneratedTable], recipe: str):
+    generated = hudi_tables[recipe]
+    table = shim.open_table(generated.path)
+    latest = table.read(include_meta=True, limit=0).schema
+    snapshot = _rows(generated.reads["snapshot"])
+    renamed = _renamed_ids(table)
+    compared, hudi_wrong, hudi_failed, cleaned = 0, set(), [], 0
+    writes = generated.completed_writes()
+    archived = {i["requested"] for i in generated.timeline["archived"]}
+    for instant in writes:
+        read = generated.reads[f"as_of_{instant['requested']}"]
+        if read.error and "Cleaner cleaned up" in read.error:
+            # Both refuse: the cleaner deleted files that read needs.
+            with pytest.raises(InvalidArgumentError, match="the cleaner"):
+                table.read(as_of=instant["requested"])
+            cleaned += 1
+            continue
+        ours = table.read(as_of=instant["requested"], include_meta=True)
+        if read.error:
+            # Hudi 1.2 fails these reads (as of the commit that re-added a dropped name with another
+            # type: "cannot support rewrite value for schema type"; as of archived commits of a
+            # version-6 table, or after a clustering: a NullPointerException). The shim reads them;
+            # its record versions that Hudi's snapshot still holds must equal the snapshot's.
+            hudi_failed.append(instant["requested"])
+            result = compare_with_snapshot(read.name, ours, latest, snapshot)
+            assert result.equal and ours.num_rows > 0, f"{recipe} as of {instant['requested']}: {result.problems}"
+            assert max(ours.column("_hoodie_commit_time").to_pylist()) <= instant["requested"]
+            continue
+        result = compare_time_travel(read.name, _rows(read), ours, latest, renamed, snapshot)
+        assert result.equal, f"{recipe} as of {instant['requested']}: {result.problems}"
+        hudi_wrong.update(result.hudi_wrong)
+        compared += 1
+    assert compared >= 3, (compared, hudi_failed, cleaned)
+    assert any(i["requested"] in archived for i in writes), "time travel reaches archived commits"
+    if recipe == "mor_evolve":
+        # Hudi's time travel reads the renamed columns as nulls (it looks for today's names in the
+        # files); the shim reads them by id. And it cannot read as of the commit that re-added
+        # `note` as an int (old files hold the dropped string column under that name).
+        assert {"title (was name)", "tags.colour (was tags.color)"} <= hudi_wrong
+        assert hudi_failed
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_incremental_windows_return_the_records_hudi_says_changed(hudi_tables: dict[str, GeneratedTable],
+                                                                  recipe: str):
+    generated = hudi_tables[recipe]
+    table = shim.open_table(generated.path)
+    latest = table.read(include_meta=True, limit=0).schema
+    snapshot = _rows(generated.reads["snapshot"])
+    renamed = _renamed_ids(table)
+    by_completion = table.config.version >= 8
+    writes = generated.completed_writes()
+    windows = [r for r in generated.reads.values() if r.name.startswith("incremental_")]
+    assert windows
+    for read in windows:
+        begin = read.options["hoodie.datasource.read.begin.instanttime"]
+        end = read.options.get("hoodie.datasource.read.end.instanttime")
+        ours = table.incremental(begin, end, include_meta=True)
+        moment = "completed" if by_completion else "requested"
+        inside = [w for w in writes if str(w[moment]) > begin and (end is None or str(w[moment]) <= end)]
+        commits = {w["requested"] for w in inside}
+        truth_read = snapshot if end is None else _rows(generated.reads[f"as_of_{max(commits)}"])
+        truth = window_truth(truth_read, commits)
+        # The records a window must return: Hudi's own rows as of its end, changed in it.
+        assert window_rows(ours) == truth, f"{recipe} {read.name}"
+        hudi = _rows(read)
+        if window_rows(hudi) != truth:
+            # Hudi 1.2 leaves records out of this window (its commits reach into the archive):
+            # the shim's values are checked against Hudi's read as of the window's end instead.
+            assert window_rows(hudi) != window_rows(ours)
+            keep = pa.array([t in commits for t in truth_read.column("_hoodie_commit_time").to_pylist()])
+            hudi = truth_read.filter(keep)
+        if end is None:
+            result = compare_same_schema(read.name, hudi, ours)
+        else:
+            result = compare_time_travel(read.name, hudi, ours, latest, renamed, snapshot)
+        assert result.equal, f"{recipe} {read.name}: {result.problems}"
