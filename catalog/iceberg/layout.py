@@ -32,7 +32,7 @@ from catalog.views import View
 from shim.plan.slices import FileSlice
 from shim.read.base_files import read_file_schema
 from shim.read.file_schemas import FileSchema
-from shim.schema import META_FIELD_NAMES, arrow_field_id
+from shim.schema import META_FIELD_NAMES, has_field_ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +128,7 @@ def _column_names(schema: pa.Schema, files: Sequence[FileSchema]) -> dict[str, i
 
 def _why_not_in_place(file_schema: FileSchema, physical: pa.Schema, schema: pa.Schema, names: dict[str, int],
                       partition_fields: Sequence[str]) -> str | None:
-    if any(arrow_field_id(f) is not None for f in physical):
+    if has_field_ids(physical):
         return "the file carries field ids of its own"
     expected: dict[str, int] = {}
     for column in file_schema.columns:

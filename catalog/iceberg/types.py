@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from shim.errors import UnsupportedFeatureError
 from shim.schema import FIELD_ID_KEY, arrow_field_id
+from shim.schema.arrow import member_fields as children
 
 ID_OFFSET = 1
 #: Iceberg's reserved field ids of the columns of position delete files.
@@ -51,17 +52,6 @@ def _ids(schema: pa.Schema) -> Iterator[tuple[int, str]]:
 
     for field in schema:
         yield from walk(field, field.name)
-
-
-def children(data_type: pa.DataType) -> list[pa.Field]:
-    """A nested type's members: struct fields, a map's key and value, a list's element."""
-    if pa.types.is_struct(data_type):
-        return [data_type.field(i) for i in range(data_type.num_fields)]
-    if pa.types.is_map(data_type):
-        return [data_type.key_field, data_type.item_field]
-    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
-        return [data_type.value_field]
-    return []
 
 
 def _field(field: pa.Field, where: str) -> dict[str, Any]:

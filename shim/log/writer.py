@@ -31,6 +31,7 @@ from shim.log.blocks import (
     header_key,
 )
 from shim.log.delete import encode_delete_payload
+from shim.schema.arrow import has_field_ids, without_field_ids
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -114,6 +115,8 @@ def encode_parquet_data_block(table: pa.Table, header: Header, **parquet_options
     """
     _require(header, HeaderKey.INSTANT_TIME, HeaderKey.SCHEMA)
     sink = io.BytesIO()
+    if has_field_ids(table.schema):  # Hudi's blocks carry no field ids
+        table = table.cast(without_field_ids(table.schema))
     pq.write_table(table, sink, **{"compression": "snappy", **parquet_options})
     return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue())
 

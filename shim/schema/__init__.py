@@ -13,9 +13,11 @@ from shim.schema.apply import apply
 from shim.schema.arrow import (
     FIELD_ID_KEY,
     arrow_field_id,
+    has_field_ids,
     internal_from_arrow,
     internal_to_arrow,
     type_to_arrow,
+    without_field_ids,
 )
 from shim.schema.avro import add_meta_fields, internal_from_avro, internal_to_avro
 from shim.schema.internal_schema import META_FIELD_NAMES, META_FIELDS, InternalSchema
@@ -92,6 +94,7 @@ __all__ = [
     "arrow_field_id",
     "assign_ids_by_name",
     "conversion",
+    "has_field_ids",
     "history_from_json",
     "history_to_json",
     "index_by_id",
@@ -111,4 +114,5 @@ __all__ = [
     "type_to_arrow",
     "visit",
     "visit_with_partner",
+    "without_field_ids",
 ]

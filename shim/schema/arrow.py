@@ -135,6 +135,48 @@ class _NoFieldId(Exception):
     pass
 
 
+def without_field_ids(schema: pa.Schema) -> pa.Schema:
+    """`schema` with no `PARQUET:field_id` on any field, nested ones included (Hudi's files carry
+    none; a Parquet file with ids on some fields is read by id, not by name, by Iceberg readers)."""
+    return pa.schema([_plain_field(f) for f in schema], metadata=schema.metadata)
+
+
+def has_field_ids(schema: pa.Schema) -> bool:
+    """Whether any field of `schema`, nested ones included, carries `PARQUET:field_id`."""
+    return any(_carries_id(f) for f in schema)
+
+
+def _carries_id(field: pa.Field) -> bool:
+    return arrow_field_id(field) is not None or any(_carries_id(child) for child in member_fields(field.type))
+
+
+def member_fields(t: pa.DataType) -> list[pa.Field]:
+    """A nested type's members: struct fields, a map's key and value, a list's element."""
+    if pa.types.is_struct(t):
+        return [t.field(i) for i in range(t.num_fields)]
+    if pa.types.is_map(t):
+        return [t.key_field, t.item_field]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [t.value_field]
+    return []
+
+
+def _plain_field(field: pa.Field) -> pa.Field:
+    return pa.field(field.name, _plain_type(field.type), field.nullable)
+
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(t):
+        return pa.struct([_plain_field(t.field(i)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(_plain_field(t.key_field), _plain_field(t.item_field), keys_sorted=t.keys_sorted)
+    if pa.types.is_list(t):
+        return pa.list_(_plain_field(t.value_field))
+    if pa.types.is_large_list(t):
+        return pa.large_list(_plain_field(t.value_field))
+    return t
+
+
 def arrow_field_id(field: pa.Field) -> int | None:
     """The column id an Arrow field carries in its metadata (`PARQUET:field_id`), if any."""
     raw = (field.metadata or {}).get(FIELD_ID_KEY)

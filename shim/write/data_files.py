@@ -27,6 +27,7 @@ from shim.log.writer import encode_avro_data_block, encode_delete_block, write_l
 from shim.partition_scheme import scheme_of_table
 from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
+from shim.schema.arrow import has_field_ids, without_field_ids
 from shim.storage import join, list_names
 from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings
 from shim.write.table_init import write_atomically
@@ -174,6 +175,8 @@ def write_base_file(
         metadata[b"hoodie_min_record_key"] = bounds["min"].as_py().encode()
         metadata[b"hoodie_max_record_key"] = bounds["max"].as_py().encode()
     path = os.path.join(folder, name)
+    if has_field_ids(full.schema):  # rows read back from files carry the columns' ids
+        full = full.cast(without_field_ids(full.schema))
     table = full.replace_schema_metadata(metadata)
     options = parquet.writer_options(table.column_names, config.record_key_fields)
     row_group = parquet.row_group_rows(table)

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from shim.errors import SchemaEvolutionError, WriteError
 from shim.schema import InternalSchema, internal_from_arrow, internal_from_avro, internal_to_arrow
-from shim.schema.arrow import arrow_primitive_to_internal, type_to_arrow
+from shim.schema.arrow import arrow_primitive_to_internal, type_to_arrow, without_field_ids
 from shim.schema.internal_schema import META_FIELD_NAMES
 from shim.schema.promote import convert, is_direct_change
 from shim.schema.types import Field, PrimitiveType, RecordType, Type
@@ -146,21 +146,8 @@ def align_to_schema(data: pa.Table, schema: InternalSchema) -> pa.Table:
 
 def data_arrow_schema(schema: InternalSchema) -> pa.Schema:
     """The Arrow schema of the data columns, without column-id metadata (Hudi's files carry none)."""
-    return pa.schema([_plain_field(f) for f in internal_to_arrow(schema) if f.name not in META_FIELD_NAMES])
-
-
-def _plain_field(field: pa.Field) -> pa.Field:
-    return pa.field(field.name, _plain_type(field.type), field.nullable)
-
-
-def _plain_type(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_struct(t):
-        return pa.struct([_plain_field(t.field(i)) for i in range(t.num_fields)])
-    if pa.types.is_map(t):
-        return pa.map_(_plain_field(t.key_field), _plain_field(t.item_field))
-    if pa.types.is_list(t):
-        return pa.list_(_plain_field(t.value_field))
-    return t
+    arrow = internal_to_arrow(schema)
+    return without_field_ids(pa.schema([f for f in arrow if f.name not in META_FIELD_NAMES]))
 
 
 def _cast(column: pa.Array, arrow_type: pa.DataType, table_type: Type, name: str) -> pa.Array:

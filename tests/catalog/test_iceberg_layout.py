@@ -301,6 +301,25 @@ def test_nested_columns_whose_members_match_are_read_in_place(tmp_path, open_cat
                        "s": {"x": 4, "y": ["p", None]}}
 
 
+def test_a_file_with_field_ids_on_nested_members_only_is_written_out(tmp_path, open_catalog):
+    """Iceberg readers take a Parquet file with ids anywhere for one written with ids, and no
+    longer apply the name mapping to it (Trino read every top-level column of such a file as
+    null): it must not be read in place."""
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("s", pa.struct([("x", pa.int32())]))])
+    table = EvolvingTable(tmp_path / "wh" / "ids", schema, mor=False)
+    instant = table.base([{"id": "r1", "ts": 1, "s": {"x": 4}}])
+    path = base_file(table.path, "fg1-0", instant)
+    written = pq.read_table(path)
+    member = pa.field("x", pa.int32(), metadata={b"PARQUET:field_id": b"7"})
+    pq.write_table(written.cast(written.schema.set(7, pa.field("s", pa.struct([member])))), path)
+    catalog = open_catalog(tmp_path / "wh")
+
+    [placement] = layout_of(catalog, "ids", "snapshot").placements
+    assert placement.base_path is None and placement.reason == "the file carries field ids of its own"
+    published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("ids", "snapshot")
+    assert iceberg_rows(published) == shim_rows(catalog, "ids") == [{"id": "r1", "ts": 1, "s": {"x": 4}}]
+
+
 def test_a_partition_column_missing_from_the_files_is_written_out(tmp_path, open_catalog):
     schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string())])
     table = TinyTable(tmp_path / "wh" / "dropped_parts", schema, mor=False, partition=["city"],
