@@ -1,12 +1,12 @@
 """InternalSchema JSON, byte-compatible with Hudi's `SerDeHelper`.
 
 Hudi writes with a plain Jackson generator: no whitespace, keys in a fixed order
-(`max_column_id`, `version-id`, `type`, `fields`; per field `id`, `name`, `optional`, `type`,
-`doc`), primitives as tokens (`decimal(10, 2)`, `fixed[16]`). The history file
+(`max_column_id`, `version_id`, `type`, `fields`; per field `id`, `name`, `optional`, `type`,
+`doc`; `element_id`, `key_id`, `value_id` in arrays and maps), primitives as tokens (`decimal(10, 2)`, `fixed[16]`). The history file
 `.hoodie/.schema/<instant>.schemacommit` is `{"schemas":[newest, ...]}`.
 
-Reading is lenient where Hudi versions differ: `version_id`/`element_id`/`key_id`/`value_id`
-spellings, `decimal(p,s)` without the space, and Hudi 1.x's `decimal_bytes(p,s)` /
+Reading is lenient: the `version-id`/`element-id`/`key-id`/`value-id` spellings this project
+wrote before (Hudi reads only its own, with underscores), `decimal(p,s)` without the space, and Hudi 1.x's `decimal_bytes(p,s)` /
 `decimal_fixed(p,s)[n]` tokens (read as `decimal(p, s)`).
 """
 
@@ -136,7 +136,7 @@ def _record_json(record: RecordType, max_column_id: int | None, version_id: int 
     if max_column_id is not None:
         parts.append(f'"max_column_id":{max_column_id}')
     if version_id is not None:
-        parts.append(f'"version-id":{version_id}')
+        parts.append(f'"version_id":{version_id}')
     parts.append('"type":"record"')
     fields = []
     for f in record.fields:
@@ -153,13 +153,13 @@ def _type_json(type_: Type) -> str:
         return _record_json(type_, None, None)
     if isinstance(type_, ArrayType):
         return (
-            f'{{"type":"array","element-id":{type_.element_id},"element":{_type_json(type_.element)},'
+            f'{{"type":"array","element_id":{type_.element_id},"element":{_type_json(type_.element)},'
             f'"element_optional":{_bool(type_.element_optional)}}}'
         )
     if isinstance(type_, MapType):
         return (
-            f'{{"type":"map","key-id":{type_.key_id},"key":{_type_json(type_.key)},'
-            f'"value-id":{type_.value_id},"value":{_type_json(type_.value)},'
+            f'{{"type":"map","key_id":{type_.key_id},"key":{_type_json(type_.key)},'
+            f'"value_id":{type_.value_id},"value":{_type_json(type_.value)},'
             f'"value_optional":{_bool(type_.value_optional)}}}'
         )
     return _quote(str(type_))

@@ -4,7 +4,6 @@ commit, and random steps that change the table and the model alike (writes, sche
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pyarrow as pa
 from writekit import write
@@ -54,12 +53,11 @@ def some_write_settings(rng: random.Random, options: dict[str, str]) -> dict[str
 
 def time_travel_horizon(table: shim.Table) -> str:
     """The oldest instant a read may be as of: the latest clean's earliest retained commit (the
-    latest commit when the clean records none: file versions), and, once instants were archived,
-    the first write left on the active timeline; "" when neither bounds reads."""
+    latest commit when the clean records none: file versions); "" when no clean bounds reads.
+    Archived instants do not bound reads: the archive says which commits completed."""
     timeline = table.active_timeline
     writes = timeline.completed_writes()
-    archived = any((Path(table.path) / ".hoodie" / "archived").glob(".commits_*"))
-    bounds = [writes[0].requested_time] if archived and writes else []
+    bounds: list[str] = []
     found = timeline.latest_clean()
     if found is not None:
         bounds.append(found[1] or (writes[-1].requested_time if writes else ""))

@@ -32,7 +32,7 @@ def test_alter_commits_alter_schema_instants_like_hudi(table):
     metadata = json.loads((table / ".hoodie" / f"{instant}.{action}").read_text())
     assert metadata["operationType"] == "ALTER_SCHEMA" and metadata["partitionToWriteStats"] == {}
     latest = json.loads(metadata["extraMetadata"]["latest_schema"])
-    assert latest["version-id"] == int(instant) and latest["max_column_id"] == 9
+    assert latest["version_id"] == int(instant) and latest["max_column_id"] == 9
     history = history_from_json((table / ".hoodie" / ".schema" / f"{instant}.schemacommit").read_text())
     assert [len(s.fields) for s in history] == [10, 9]
     assert (table / ".hoodie" / f"{instant}.{action}.requested").exists()

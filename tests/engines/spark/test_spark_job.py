@@ -101,7 +101,7 @@ def test_commit_protocol_files_metadata_and_schema_history(tmp_path):
     stats = metadata["partitionToWriteStats"][""]
     assert sum(s["numWrites"] for s in stats) == 6 and all(s["prevCommit"] == "null" for s in stats)
     latest = json.loads(metadata["extraMetadata"]["latest_schema"])
-    assert latest["version-id"] == int(instant) and latest["max_column_id"] == 8
+    assert latest["version_id"] == int(instant) and latest["max_column_id"] == 8
     assert json.loads(metadata["extraMetadata"]["schema"])["name"] == "trips_record"
     assert (hoodie / ".schema" / f"{instant}.schemacommit").is_file()
     assert not (hoodie / ".temp" / instant).exists() and not (hoodie / ".heartbeat" / instant).exists()

@@ -390,6 +390,6 @@ def test_internal_from_avro_real_commit_schema_gets_spark_ids(tmp_path):
     }
     assert schema.find_type("decimalField") == t.DecimalType(10, 5)
     assert schema_to_json(schema).startswith(
-        '{"max_column_id":32,"version-id":20240418172804498,"type":"record","fields":[{"id":0,'
+        '{"max_column_id":32,"version_id":20240418172804498,"type":"record","fields":[{"id":0,'
         '"name":"_hoodie_commit_time","optional":true,"type":"string","doc":""}'
     )

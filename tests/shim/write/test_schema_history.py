@@ -41,7 +41,7 @@ def test_changed_schema_gets_the_new_instant_and_is_prepended():
     second = plan_schema_commit(first.latest, first.history, evolved, "20240102000000000")
     assert second.changed and second.latest.version_id == 20240102000000000
     assert [s.version_id for s in history_from_json(second.history)] == [20240102000000000, 20240101000000000]
-    assert second.history.startswith('{"schemas":[{"max_column_id":7,"version-id":20240102000000000')
+    assert second.history.startswith('{"schemas":[{"max_column_id":7,"version_id":20240102000000000')
 
 
 def test_persist_writes_three_files_and_latest_reads_only_committed(tmp_path: Path):
