@@ -46,7 +46,7 @@ from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
 from catalog.iceberg.metrics import file_metrics
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
-from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id
+from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
 from catalog.views import touch_keys
 from shim.errors import HudiShimError
@@ -68,7 +68,8 @@ class Readers(enum.Enum):
     NAME_MAPPING: through the table's name mapping (Trino, DuckDB, PyIceberg, iceberg-rust).
     BY_NAME: by the current column name, without the mapping (Presto's Iceberg connector): a
     file is read in place only where its column names are the table's; the rest is written out
-    with field ids, which such readers match by id.
+    with field ids, which such readers match by id. Such readers also have no `timestamptz`:
+    timestamps with a zone are published as timestamps (their UTC date and time).
     """
 
     NAME_MAPPING = "name-mapping"
@@ -192,7 +193,8 @@ class IcebergPublisher:
         schemas: list[dict[str, Any]] = []
         schema_ids = []
         for snapshot in versions.snapshots:
-            schema = iceberg_schema(snapshot.scan.data_schema)
+            data_schema = snapshot.scan.data_schema
+            schema = iceberg_schema(zone_free(data_schema) if readers is Readers.BY_NAME else data_schema)
             if schema not in schemas:
                 schemas.append(schema)
             schema_ids.append(schemas.index(schema))

@@ -38,6 +38,26 @@ def iceberg_schema(schema: pa.Schema, schema_id: int = 0) -> dict[str, Any]:
             "fields": [_field(f, f.name) for f in schema]}
 
 
+def zone_free(schema: pa.Schema) -> pa.Schema:
+    """`schema` with timestamps with a time zone (UTC instants) as timestamps without one, nested
+    ones included, ids kept: for readers with no Iceberg `timestamptz` (Presto 0.287), which then
+    show the instants' UTC date and time."""
+    return pa.schema([_zone_free_field(f) for f in schema], metadata=schema.metadata)
+
+
+def _zone_free_field(field: pa.Field) -> pa.Field:
+    data_type = field.type
+    if pa.types.is_timestamp(data_type) and data_type.tz:
+        data_type = pa.timestamp(data_type.unit)
+    elif pa.types.is_struct(data_type):
+        data_type = pa.struct([_zone_free_field(child) for child in children(data_type)])
+    elif pa.types.is_map(data_type):
+        data_type = pa.map_(_zone_free_field(data_type.key_field), _zone_free_field(data_type.item_field))
+    elif _is_list(data_type):
+        data_type = pa.list_(_zone_free_field(data_type.value_field))
+    return field.with_type(data_type)
+
+
 def last_column_id(schema: pa.Schema) -> int:
     """The highest Iceberg id in the schema, nested fields included."""
     return max((i for i, _ in _ids(schema)), default=0)

@@ -1,4 +1,5 @@
-"""A local Spark session for the `hudi_shim` data source tests (one per test session)."""
+"""A local Spark session for the tests of engines/ (one per test session): the `hudi_shim` data
+source tests, and the Trino/Presto tests that write their tables with it."""
 
 from __future__ import annotations
 
