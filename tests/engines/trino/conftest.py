@@ -1,0 +1,100 @@
+"""One catalog, one Trino and one Presto for the whole session, over one warehouse: the evolved
+tables the PySpark writer writes (`evolvedkit`) and copies of the real Hudi tables (`real_<zip>`).
+
+Trino reads the catalog's Iceberg REST endpoint with the server's token (catalog `hudi`) and
+with a wrong one (catalog `wrong`); Presto 0.287 reads the Hadoop catalog folder the server
+keeps (catalog `hudi`), brought up to date by `POST /v1/publish` before it is queried. Both
+also have their own Hudi connector (catalog `native`) over a file-based Hive metastore folder
+each (`Stack.metastores`), where tests register the tables they show it reading wrong, and a
+catalog that reads those tables matching columns by position (`native_by_position`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engines.trino import PRESTO, TRINO, EngineServer
+from engines.trino.catalogs import hudi_connector, iceberg_hadoop, iceberg_rest
+from tests.engines.trino import evolvedkit
+from tests.engines.trino.enginekit import Catalog, catalog_server, engine_server, runner
+
+TOKEN = "trino-presto-test-token"
+
+
+@dataclass
+class Stack:
+    """What the tests query: the catalog, both engines, the warehouse and the table paths."""
+
+    catalog: Catalog
+    trino: EngineServer
+    presto: EngineServer
+    warehouse: Path
+    tables: dict[str, Path]
+    how: str
+    metastores: dict[str, Path]
+
+    def engine(self, flavor: str) -> EngineServer:
+        return self.trino if flavor == "trino" else self.presto
+
+
+@pytest.fixture(scope="session")
+def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, shared_tables: dict[str, Path]) -> Path:
+    root = tmp_path_factory.mktemp("engines")
+    warehouse = root / "warehouse"
+    evolvedkit.build(spark, warehouse)
+    for name, table in shared_tables.items():
+        shutil.copytree(table, warehouse / "real" / name)
+    return warehouse
+
+
+@pytest.fixture(scope="session")
+def stack(engine_warehouse: Path) -> Iterator[Stack]:
+    how = runner()
+    root = engine_warehouse.parent
+    published = root / "published"
+    published.mkdir(exist_ok=True)
+    with catalog_server(engine_warehouse, published, TOKEN, how=how) as catalog:
+        catalog.publish()
+        iceberg_uri = f"{catalog.url}/iceberg"
+        metastores = {flavor: root / "metastore" / flavor for flavor in ("trino", "presto")}
+        for folder in metastores.values():
+            folder.mkdir(parents=True, exist_ok=True)
+        trino_catalogs = {"hudi": iceberg_rest("trino", iceberg_uri, token=TOKEN),
+                          "wrong": iceberg_rest("trino", iceberg_uri, token="not-" + TOKEN),
+                          "native": hudi_connector("trino", str(metastores["trino"])),
+                          "native_by_position": hudi_connector("trino", str(metastores["trino"]), by_position=True)}
+        presto_catalogs = {"hudi": iceberg_hadoop("presto", str(published / "hadoop")),
+                           "native": hudi_connector("presto", str(metastores["presto"])),
+                           "native_by_position": hudi_connector("presto", str(metastores["presto"]), by_position=True)}
+        readable = [engine_warehouse, published, root / "metastore"]
+        servers: dict[str, Any] = {}
+        errors: list[BaseException] = []
+        contexts = {"trino": engine_server(TRINO, trino_catalogs, root / "trino", readable, how=how),
+                    "presto": engine_server(PRESTO, presto_catalogs, root / "presto", readable, how=how)}
+
+        def start(flavor: str) -> None:
+            try:
+                servers[flavor] = contexts[flavor].__enter__()
+            except BaseException as exc:  # noqa: BLE001 - reported below, from the test's thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=start, args=(flavor,)) for flavor in contexts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        try:
+            if errors:
+                raise errors[0]
+            tables = {name: engine_warehouse / name for name in evolvedkit.TABLES}
+            yield Stack(catalog, servers["trino"], servers["presto"], engine_warehouse, tables, how, metastores)
+        finally:
+            for flavor in servers:
+                contexts[flavor].__exit__(None, None, None)
