@@ -95,8 +95,24 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("--output", help="write to this file instead of stdout")
     sql.set_defaults(run=_sql)
 
+    trino = commands.add_parser("trino", help="run a local Trino 476 on a hudi-shim server's Iceberg REST catalog")
+    trino.add_argument("--catalog", default="http://127.0.0.1:8080", help="the hudi-shim server (default: %(default)s)")
+    trino.add_argument("--token", help="the server's bearer token (default: $HUDI_SHIM_TOKEN)")
+    trino.add_argument("--port", type=int, default=8081, help="Trino's port on 127.0.0.1 (default: %(default)s)")
+    trino.add_argument("--dir", help="folder for Trino's configuration, data and log (default: a temporary one)")
+    trino.set_defaults(run=_trino)
+
+    presto = commands.add_parser("presto", help="run a local Presto 0.287 on a hudi-shim server's Hadoop catalog folder")
+    presto.add_argument("--hadoop-catalog-dir", required=True,
+                        help="the folder `hudi-shim serve --hadoop-catalog-dir` keeps")
+    presto.add_argument("--port", type=int, default=8082, help="Presto's port on 127.0.0.1 (default: %(default)s)")
+    presto.add_argument("--dir", help="folder for Presto's configuration, data and log (default: a temporary one)")
+    presto.set_defaults(run=_presto)
+
     demo = commands.add_parser("demo", help="build a demo table and read it (the quick-start job)")
     demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table")
+    demo.add_argument("--trino", action="store_true",
+                      help="also ask a real Trino 476 (fetched from Maven Central the first time, ~800 MB)")
     demo.set_defaults(run=_demo)
     return parser
 
@@ -167,10 +183,25 @@ def _sql(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trino(args: argparse.Namespace) -> int:
+    import os
+
+    from engines.trino import local
+
+    token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
+    return local.run(local.TRINO, local.trino_catalogs(args.catalog, token), args.port, args.dir)
+
+
+def _presto(args: argparse.Namespace) -> int:
+    from engines.trino import local
+
+    return local.run(local.PRESTO, local.presto_catalogs(args.hadoop_catalog_dir), args.port, args.dir)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from engines.demo import run_demo
 
-    return run_demo(args.dir)
+    return run_demo(args.dir, trino=args.trino)
 
 
 if __name__ == "__main__":

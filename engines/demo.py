@@ -6,7 +6,8 @@ Steps:
 2. Its schema evolves: `rider` renamed to `passenger`, `tip` (int) dropped and re-added as text,
    `fare` widened from int to double; then new rows and updates are upserted.
 3. The catalog serves the warehouse on a loopback port; the same query runs through DuckDB
-   (views `trips` / `trips_ro`) and through the HTTP scan API.
+   (views `trips` / `trips_ro`), through the HTTP scan API, through the Iceberg REST catalog
+   (DuckDB's iceberg extension) and, with `--trino`, through a real Trino 476.
 4. hudi-rs, which reads files by column name, answers the same question wrongly.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -52,8 +54,9 @@ def write_demo_table(spark: Any, path: str) -> None:
            "trip_id string, ts long, city string, passenger string, fare double, tip string")
 
 
-def run_demo(folder: str) -> int:
-    """Build the demo warehouse under `folder`, serve it, query it four ways; returns 0."""
+def run_demo(folder: str, *, trino: bool = False) -> int:
+    """Build the demo warehouse under `folder`, serve it, query it four ways (five with `trino`);
+    returns 0."""
     from catalog.server import running
     from catalog.settings import Settings
     from engines.duckdb import connect
@@ -86,6 +89,8 @@ def run_demo(folder: str) -> int:
         print(f"3c. Iceberg REST catalog at {server.url}/iceberg (as Trino or Presto would read it), DuckDB's "
               "iceberg extension:")
         print(render_table(_through_iceberg(server.url, sql.replace("FROM trips", "FROM shim.default.trips"))))
+        if trino:
+            print(_through_trino(server.url, sql.replace("FROM trips", 'FROM hudi."default".trips'), warehouse))
     print("4. hudi-rs 0.5 (reads by column name) on the same table:")
     print(_hudi_rs_rows(path))
     print("   hudi-rs loses passenger for rows written before the rename and brings back the dropped int tip\n"
@@ -97,6 +102,22 @@ def _through_iceberg(url: str, sql: str) -> Any:
     from engines.iceberg import attach
 
     return attach(url).execute(sql).to_arrow_table()
+
+
+def _through_trino(url: str, sql: str, warehouse: str) -> str:
+    """Trino 476 (fetched and unpacked the first time) on the catalog, answering `sql`."""
+    from engines.trino.local import TRINO, trino_catalogs
+    from engines.trino.server import start_process
+
+    print("3d. Trino 476 on the Iceberg REST catalog (connector.name=iceberg, iceberg.catalog.type=rest), "
+          "starting ...", flush=True)
+    server = start_process(TRINO, trino_catalogs(url, None), folder=Path(warehouse) / ".hudi-shim" / "trino")
+    try:
+        rows, columns = server.query_with_types(sql)
+    finally:
+        server.stop()
+    names = [name for name, _ in columns]
+    return render_table(pa.Table.from_pylist([dict(zip(names, row, strict=True)) for row in rows]))
 
 
 def _hudi_rs_rows(path: str) -> str:
