@@ -8,7 +8,8 @@
   current (`iceberg_hadoop`), with files that carry field ids (Presto matches files without
   them by the current column name).
 - Both: the engines' own Hudi connectors over a file-based Hive metastore (`hudi_connector`),
-  which show what reading evolved tables by name or by position gets wrong.
+  which show what reading evolved tables by name or by position gets wrong (Presto's by
+  position is its Hive connector).
 """
 
 from __future__ import annotations
@@ -40,14 +41,23 @@ def iceberg_hadoop(flavor: str, warehouse: str) -> dict[str, str]:
             "iceberg.catalog.warehouse": "file://" + os.path.abspath(warehouse)}
 
 
-def hudi_connector(flavor: str, metastore: str) -> dict[str, str]:
+def hudi_connector(flavor: str, metastore: str, *, by_position: bool = False) -> dict[str, str]:
     """The engine's own Hudi connector, its tables registered in a file-based Hive metastore
-    folder (`engines.trino.metastore`)."""
+    folder (`engines.trino.metastore`). Both match Parquet columns by name.
+
+    `by_position` matches them by position instead: Trino's Hudi connector with
+    `hudi.parquet.use-column-names=false`; Presto 0.287's Hudi connector has no such setting (it
+    always matches by name), so there it is Presto's Hive connector, which reads the same
+    registered Hudi tables (chosen by Hudi's input format) with `hive.parquet.use-column-names=false`.
+    """
     folder = os.path.abspath(metastore)
     if flavor == "trino":
-        return {"connector.name": "hudi", "hive.metastore": "file", "hive.metastore.catalog.dir": "local://" + folder,
-                } | _local_files(flavor)
-    return {"connector.name": "hudi", "hive.metastore": "file", "hive.metastore.catalog.dir": "file://" + folder}
+        return ({"connector.name": "hudi", "hive.metastore": "file", "hive.metastore.catalog.dir": "local://" + folder}
+                | _local_files(flavor) | ({"hudi.parquet.use-column-names": "false"} if by_position else {}))
+    metastore_properties = {"hive.metastore": "file", "hive.metastore.catalog.dir": "file://" + folder}
+    if by_position:
+        return {"connector.name": "hive-hadoop2"} | metastore_properties | {"hive.parquet.use-column-names": "false"}
+    return {"connector.name": "hudi"} | metastore_properties
 
 
 def _local_files(flavor: str) -> dict[str, str]:
