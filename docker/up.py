@@ -1,0 +1,106 @@
+"""Bring up the catalog, Trino and (with --presto) Presto in containers over a warehouse folder.
+
+    python docker/up.py --warehouse /data/warehouse [--presto] [--token T]
+
+Builds the images without a registry (`build_image.py`, `build_engine_image.py`; the first run
+fetches Trino 476 and Presto 0.287 from Maven Central), then runs them on the host's network,
+every server on 127.0.0.1: the catalog on 8080 (`hudi-shim serve`, Iceberg REST at
+`/iceberg`, a Hadoop catalog folder for Presto under `<warehouse>/.hudi-shim/hadoop`), Trino on
+8081 (catalog `hudi`: Iceberg connector on the REST catalog), Presto on 8082 (catalog `hudi`:
+Iceberg connector on the Hadoop catalog folder). The warehouse is mounted at its own path, so
+the `file://` locations the catalog publishes open in every container. Ctrl-C stops them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import build_engine_image
+import build_image
+
+from engines.trino.configuration import jvm_options, write_etc
+from engines.trino.distribution import PRESTO, TRINO, Distribution
+from engines.trino.local import describe, presto_catalogs, trino_catalogs
+from engines.trino.server import EngineServer, wait_until_ready
+
+CATALOG_PORT, TRINO_PORT, PRESTO_PORT = 8080, 8081, 8082
+
+
+def _docker_run(name: str, arguments: list[str]) -> str:
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+    done = subprocess.run(["docker", "run", "-d", "--name", name, "--network", "host", *arguments],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def start_catalog(warehouse: Path, token: str | None) -> str:
+    image = build_image.build()
+    hadoop = warehouse / ".hudi-shim" / "hadoop"
+    command = ["serve", "--warehouse", str(warehouse), "--host", "127.0.0.1", "--port", str(CATALOG_PORT),
+               "--hadoop-catalog-dir", str(hadoop)] + (["--token", token] if token else [])
+    _docker_run("hudi-shim-catalog", ["-v", f"{warehouse}:{warehouse}", image, *command])
+    return f"http://127.0.0.1:{CATALOG_PORT}"
+
+
+def start_engine(distribution: Distribution, catalogs: dict[str, dict[str, str]], port: int,
+                 warehouse: Path, etc_root: Path) -> EngineServer:
+    image = build_engine_image.build(distribution.flavor)
+    inside = build_engine_image.layout(distribution)
+    etc = write_etc(etc_root / distribution.flavor, distribution, port, catalogs)
+    name = f"hudi-shim-{distribution.flavor}"
+    _docker_run(name, ["-v", f"{etc}:{inside.etc}:ro", "-v", f"{warehouse}:{warehouse}:ro", image,
+                       *inside.command(distribution, jvm_options(distribution, "2G"))])
+    log = etc_root / f"{distribution.flavor}.log"
+
+    def stop() -> None:
+        with open(log, "wb") as handle:
+            subprocess.run(["docker", "logs", name], stdout=handle, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+
+    server = EngineServer(distribution, port, log, stop)
+    wait_until_ready(server, 300)
+    return server
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--warehouse", required=True, help="folder of Hudi tables")
+    parser.add_argument("--presto", action="store_true", help="also run Presto 0.287")
+    parser.add_argument("--token", help="bearer token of the catalog (Trino sends it as its OAuth2 token)")
+    args = parser.parse_args()
+    warehouse = Path(args.warehouse).resolve()
+    etc_root = Path(tempfile.mkdtemp(prefix="hudi-shim-up-"))
+    started: list[EngineServer] = []
+    try:
+        url = start_catalog(warehouse, args.token)
+        print(f"catalog: {url} (Iceberg REST at {url}/iceberg)", flush=True)
+        started.append(start_engine(TRINO, trino_catalogs(url, args.token), TRINO_PORT, warehouse, etc_root))
+        describe(started[-1], trino_catalogs(url, args.token))
+        if args.presto:
+            hadoop = warehouse / ".hudi-shim" / "hadoop"
+            started.append(start_engine(PRESTO, presto_catalogs(str(hadoop)), PRESTO_PORT, warehouse, etc_root))
+            describe(started[-1], presto_catalogs(str(hadoop)))
+        print("Ctrl-C stops the containers", flush=True)
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for server in started:
+            server.stop()
+        subprocess.run(["docker", "rm", "-f", "hudi-shim-catalog"], capture_output=True, check=False)
+        print(f"stopped; logs in {etc_root}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    os.umask(0o022)
+    raise SystemExit(main())
