@@ -98,3 +98,10 @@ def stack(engine_warehouse: Path) -> Iterator[Stack]:
         finally:
             for flavor in servers:
                 contexts[flavor].__exit__(None, None, None)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here queries real Trino and Presto servers (marker `engines`)."""
+    for item in items:
+        if Path(str(item.fspath)).parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.engines)
