@@ -9,10 +9,13 @@ The request names the bundle jar and a list of jobs, run in order in one Spark s
   session's `SET`s in force meanwhile). A step is
   `{"sql": "..."}` (Spark SQL; `{path}` and `{table}` are replaced) or
   `{"write": {"select": "SQL", "options": {...}, "mode": "append"}}` (the DataFrame API: the
-  SELECT's rows saved with `format("hudi")`).
+  SELECT's rows saved with `format("hudi")`; with `"cache": true` they are held in memory first,
+  and only the write is timed).
 - `{"kind": "oracle", "path", "out", "table_type", "incremental"}`: Hudi's timeline of the table, then
   the reads planned from it (`plan_reads`): snapshot, read-optimized, as of every completed write,
   incremental windows.
+- `{"kind": "time_reads", "path", "reads": [...], "repeat": N}`: time each read (every row and
+  column produced, into Spark's `noop` sink), best of N runs.
 - `{"kind": "reads", "path", "out", "reads": [{"name", "options"}], "timeline": true}`: read a table
   with `spark.read.format("hudi")` and the options of each read, saving the rows as one Parquet
   file `out/<name>.parquet` (or the error Hudi raised); with "timeline", the completed instants
@@ -48,7 +51,7 @@ SESSION_CONF = {
 }
 
 
-def session(jar: str, warehouse: str, conf: dict[str, str]):  # noqa: ANN201 - pyspark is untyped here
+def session(jar: str, warehouse: str, conf: dict[str, str]):
     """A local Spark session with Hudi's extensions (schema-on-read on)."""
     from pyspark.sql import SparkSession
 
@@ -62,40 +65,51 @@ def session(jar: str, warehouse: str, conf: dict[str, str]):  # noqa: ANN201 - p
     return spark
 
 
-def run_steps(spark, job: dict) -> list[dict]:  # noqa: ANN001
+def run_steps(spark, job: dict) -> list[dict]:
     """Run a table's steps; returns the seconds each took."""
     path, table = job["path"], job.get("table", "t")
     done = []
     settings = job.get("session", {})
+    before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():  # for every statement of this table (SQL DML and DDL)
-        spark.sql(f"SET {key}={value}")
+        spark.conf.set(key, value)
     try:
         for number, step in enumerate(job["steps"]):
-            started = time.monotonic()
             try:
-                _run_step(spark, step, path, table)
+                seconds = _run_step(spark, step, path, table)
             except Exception as exc:
                 raise RuntimeError(f"step {number} {json.dumps(step)[:300]} failed: {_error_text(exc)}") from exc
-            done.append({"step": step, "seconds": round(time.monotonic() - started, 3)})
+            done.append({"step": step, "seconds": round(seconds, 3)})
     finally:
-        for key in settings:
-            spark.sql(f"RESET {key}")
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
     return done
 
 
-def _run_step(spark, step: dict, path: str, table: str) -> None:  # noqa: ANN001
+def _run_step(spark, step: dict, path: str, table: str) -> float:
+    """Run one step; returns the seconds it took (a write's DataFrame, with "cache", is
+    materialized in memory first, untimed)."""
+    started = time.monotonic()
     if "sql" in step:
         spark.sql(step["sql"].replace("{path}", path).replace("{table}", table))
     elif "write" in step:
         write = step["write"]
         frame = spark.sql(write["select"])
+        if write.get("cache"):
+            frame = frame.cache()
+            frame.count()
+            started = time.monotonic()
         writer = frame.write.format("hudi").options(**write.get("options", {}))
         writer.mode(write.get("mode", "append")).save(path)
     else:
         raise ValueError(f"unknown step {step!r}")
+    return time.monotonic() - started
 
 
-def run_reads(spark, job: dict) -> dict:  # noqa: ANN001
+def run_reads(spark, job: dict) -> dict:
     """Read a table once per requested read, into `out/<name>.parquet`."""
     out = job["out"]
     os.makedirs(out, exist_ok=True)
@@ -113,13 +127,25 @@ def run_reads(spark, job: dict) -> dict:  # noqa: ANN001
     return results
 
 
-def _save_one_file(frame, target: str) -> None:  # noqa: ANN001
+def time_reads(spark, job: dict) -> dict[str, float]:
+    """Best seconds of each read, every row and column produced (Spark's `noop` sink)."""
+    found = {}
+    for read in job["reads"]:
+        times = []
+        for _ in range(int(job.get("repeat", 3))):
+            started = time.monotonic()
+            frame = spark.read.format("hudi").options(**read.get("options", {})).load(job["path"])
+            frame.write.format("noop").mode("overwrite").save()
+            times.append(time.monotonic() - started)
+        found[read["name"]] = round(min(times), 3)
+    return found
+
+
+def _save_one_file(frame, target: str) -> None:
     scratch = target + ".tmp"
     shutil.rmtree(scratch, ignore_errors=True)
     frame.coalesce(1).write.mode("overwrite").parquet(scratch)
-    [part] = glob.glob(os.path.join(scratch, "part-*.parquet")) or [None]
-    if part is None:  # no rows: Spark still writes the schema in one file
-        [part] = glob.glob(os.path.join(scratch, "*.parquet"))
+    [part] = glob.glob(os.path.join(scratch, "part-*.parquet"))  # coalesced: one file, also for no rows
     os.replace(part, target)
     shutil.rmtree(scratch, ignore_errors=True)
 
@@ -131,7 +157,7 @@ def _error_text(exc: BaseException) -> str:
     return head + (f" | root cause: {causes[-1][:800]}" if causes else "")
 
 
-def timeline(spark, path: str) -> dict:  # noqa: ANN001
+def timeline(spark, path: str) -> dict:
     """Completed instants as Hudi's loaders list them: the active and the archived timeline."""
     jvm = spark.sparkContext._jvm
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()
@@ -139,7 +165,7 @@ def timeline(spark, path: str) -> dict:  # noqa: ANN001
     client = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder() \
         .setConf(storage_conf).setBasePath(path).build()
 
-    def listed(hudi_timeline) -> list[dict]:  # noqa: ANN001
+    def listed(hudi_timeline) -> list[dict]:
         found = []
         for instant in hudi_timeline.filterCompletedInstants().getInstants():
             found.append({"requested": instant.requestedTime(), "completed": instant.getCompletionTime(),
@@ -196,6 +222,8 @@ def main(argv: list[str]) -> int:
                     result["steps"] = run_steps(spark, job)
                 elif job["kind"] == "reads":
                     result["reads"] = run_reads(spark, job)
+                elif job["kind"] == "time_reads":
+                    result["seconds_by_read"] = time_reads(spark, job)
                 elif job["kind"] == "oracle":
                     result["timeline"] = timeline(spark, job["path"])
                     reads = plan_reads(result["timeline"], job["table_type"], job.get("incremental", True))

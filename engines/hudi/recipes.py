@@ -237,4 +237,43 @@ def _mor_v6_parquet() -> Recipe:
          ("hoodie.metadata.compact.max.delta.commits", "2")))
 
 
-RECIPES: dict[str, Recipe] = {r.name: r for r in (_mor_evolve(), _cow_v6_frames(), _mor_v6_parquet())}
+def _mor_partial() -> Recipe:
+    """Merge-on-read, Hudi's default table version, two partition fields, metadata table off,
+    no schema-on-read (Hudi writes partial updates only then): MERGE INTO and UPDATE of some
+    columns (partial-update log blocks, some left uncompacted), a compaction and a clustering
+    called as procedures, cleaning, LSM archive."""
+    props = {"hoodie.metadata.enable": "false", "hoodie.compact.inline": "false",
+             "hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "5"}
+    places = [("fr", "paris"), ("fr", "lyon"), ("de", "berlin")]
+    steps = [
+        _sql(f"""CREATE TABLE {{table}} (id INT, name STRING, price DOUBLE, qty INT, ts BIGINT, country STRING,
+                 city STRING) USING hudi PARTITIONED BY (country, city) LOCATION '{{path}}'
+                 TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', {_props(props)})"""),
+        _sql("INSERT INTO {table} VALUES " + _values(
+            [(i, f"n{i}", i * 1.5, i, 1, *places[i % 3]) for i in range(1, 13)])),
+        _sql("""MERGE INTO {table} AS t USING (SELECT 2 AS id, 20.5D AS price, 5L AS ts
+                 UNION ALL SELECT 3, 30.5D, 5L UNION ALL SELECT 7, 70.5D, 0L) AS s ON t.id = s.id
+                 WHEN MATCHED THEN UPDATE SET t.id = s.id, t.price = s.price, t.ts = s.ts"""),
+        _sql("UPDATE {table} SET qty = qty + 100, ts = 6 WHERE id IN (3, 4, 5)"),
+        _sql("DELETE FROM {table} WHERE id = 6"),
+        _sql("""MERGE INTO {table} AS t USING (SELECT 3 AS id, 'three' AS name, 7L AS ts, 'fr' AS country,
+                 'paris' AS city UNION ALL SELECT 40, 'forty', 7L, 'de', 'berlin') AS s ON t.id = s.id
+                 WHEN MATCHED THEN UPDATE SET t.id = s.id, t.name = s.name, t.ts = s.ts
+                 WHEN NOT MATCHED THEN INSERT (id, name, price, qty, ts, country, city)
+                   VALUES (s.id, s.name, 0.5D, 1, s.ts, s.country, s.city)"""),
+        _sql("CALL run_compaction(op => 'scheduleandexecute', table => '{table}')"),
+        _sql("CALL run_clustering(table => '{table}')"),
+        _sql("UPDATE {table} SET price = -1, ts = 8 WHERE city = 'lyon'"),
+        _sql("INSERT INTO {table} VALUES " + _values([(50 + i, f"n{50 + i}", 1.0, i, 9, *places[i % 3])
+                                                       for i in range(3)])),
+        _sql("""MERGE INTO {table} AS t USING (SELECT 8 AS id, 1L AS qty, 10L AS ts) AS s ON t.id = s.id
+                 WHEN MATCHED THEN UPDATE SET t.id = s.id, t.qty = s.qty, t.ts = s.ts"""),
+        _sql("INSERT INTO {table} VALUES (60, 'sixty', 6.0, 6, 11, 'fr', 'paris')"),
+    ]
+    return Recipe("mor_partial", "mor", 9, (
+        "merge-on-read", "table version 9", "two partition fields", "metadata table off", "partial updates",
+        "merge into", "compaction procedure", "clustering", "cleaning", "lsm archive"), tuple(steps),
+        (("hoodie.schema.on.read.enable", "false"),))
+
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in (_mor_evolve(), _cow_v6_frames(), _mor_v6_parquet(), _mor_partial())}

@@ -130,11 +130,18 @@ def test_incremental_windows_return_the_records_hudi_says_changed(hudi_tables: d
     for read in windows:
         begin = read.options["hoodie.datasource.read.begin.instanttime"]
         end = read.options.get("hoodie.datasource.read.end.instanttime")
-        ours = table.incremental(begin, end, include_meta=True)
         moment = "completed" if by_completion else "requested"
         inside = [w for w in writes if str(w[moment]) > begin and (end is None or str(w[moment]) <= end)]
         commits = {w["requested"] for w in inside}
-        truth_read = snapshot if end is None else _rows(generated.reads[f"as_of_{max(commits)}"])
+        end_read = generated.reads[f"as_of_{max(commits)}"]
+        if end is not None and end_read.error and "Cleaner cleaned up" in end_read.error:
+            # The window ends before what the cleaner retained: Hudi refuses time travel there, and
+            # the shim refuses the window (Hudi 1.2 answers it from whatever files are left).
+            with pytest.raises(InvalidArgumentError, match="the cleaner"):
+                table.incremental(begin, end)
+            continue
+        ours = table.incremental(begin, end, include_meta=True)
+        truth_read = snapshot if end is None else _rows(end_read)
         truth = window_truth(truth_read, commits)
         # The records a window must return: Hudi's own rows as of its end, changed in it.
         assert window_rows(ours) == truth, f"{recipe} {read.name}"
