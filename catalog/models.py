@@ -8,6 +8,8 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
 from catalog.service import TableInfo
+from catalog.stream import MAX_FILTER_CHARS
+from shim.filters.parse import MAX_CONDITIONS
 from shim.read.file_schemas import FileSchema
 from shim.schema import arrow_field_id
 from shim.timeline.instant import Instant
@@ -24,9 +26,10 @@ class ScanBody(BaseModel):
 
     mode: Literal["snapshot", "read_optimized"] = Field(default="snapshot", description="merge log files, or base files only")
     columns: list[Name] | None = Field(default=None, max_length=10_000, description="columns in order (default: all)")
-    filter: Annotated[str, StringConstraints(max_length=65_536)] | list[FilterItem] | None = Field(
-        None, max_length=1_000,
-        description="SQL-like text (\"city = 'sf' AND fare > 10\") or [column, op, value] triples (ANDed)")
+    filter: (Annotated[str, StringConstraints(max_length=MAX_FILTER_CHARS)]
+             | Annotated[list[FilterItem], Field(max_length=MAX_CONDITIONS)] | None) = Field(
+        None, description="SQL-like text (\"city = 'sf' AND fare > 10\"; at most 1 MiB, 256 conditions) or "
+                          "[column, op, value] triples (ANDed; at most 256)")
     filter_substrait: Annotated[str, StringConstraints(max_length=4_000_000)] | None = Field(
         None, description="a Substrait ExtendedExpression (base64), as pyarrow's Expression.to_substrait writes")
     as_of: Annotated[str, StringConstraints(max_length=64)] | None = Field(

@@ -23,6 +23,8 @@ from shim.errors import HudiShimError
 
 ERROR_METADATA_KEY = b"hudi-shim-error"
 MEDIA_TYPE = "application/vnd.apache.arrow.stream"
+MAX_FILTER_CHARS = 1 << 20
+"""Longest filter text a scan request may carry (an IN list of some 60,000 short keys)."""
 
 T = TypeVar("T")
 

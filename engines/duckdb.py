@@ -24,9 +24,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from catalog.stream import MAX_FILTER_CHARS
 from engines.view_columns import as_view_columns, current_names, fit, same_columns
 from shim.errors import ColumnNotFoundError, HudiShimError, InvalidFilterError
 from shim.filters import Expr, bind, parse_filter
+from shim.filters.expr import columns_of
+from shim.filters.parse import MAX_CONDITIONS
 from shim.filters.substrait import conjuncts_from_substrait
 from shim.properties import TableConfig
 from shim.read.dictionary_filter import value_types
@@ -233,7 +236,8 @@ class RemoteSource:
         residual = None
         if filter is not None:
             pushed, complete = split_filter(filter, value_types(schema))
-            residual = None if complete else filter
+            pushed, fits = within_request_limits(pushed)
+            residual = None if complete and fits else filter
         text = " AND ".join(f"({expr})" for expr in pushed) or None
         if residual is None:
             return self.client.scan_batches(name, mode=mode, columns=columns, filter=text, as_of=self.as_of,
@@ -261,6 +265,20 @@ def split_filter(filter: pc.Expression, schema: pa.Schema) -> tuple[list[Expr], 
             continue
         pushed.append(term)
     return pushed, len(pushed) == len(terms)
+
+
+def within_request_limits(terms: list[Expr]) -> tuple[list[Expr], bool]:
+    """The terms a scan request can carry (the server's limits on filter text and conditions),
+    and whether that is all of them; the others are applied to the rows received."""
+    kept: list[Expr] = []
+    size = conditions = 0
+    for term in terms:
+        length, count = len(str(term)) + len("() AND "), len(columns_of(term))
+        if size + length > MAX_FILTER_CHARS or conditions + count > MAX_CONDITIONS:
+            continue
+        kept.append(term)
+        size, conditions = size + length, conditions + count
+    return kept, len(kept) == len(terms)
 
 
 def _exact_text(expr: Expr, schema: pa.Schema) -> bool:

@@ -16,7 +16,7 @@ from shim.filters.expr import (
     Literal,
     and_all,
 )
-from shim.filters.parse import parse_column, parse_filter
+from shim.filters.parse import MAX_CONDITIONS, parse_column, parse_filter
 
 FilterTuple: TypeAlias = tuple[str, str, object]
 FilterLike: TypeAlias = str | Expr | Sequence[FilterTuple | Sequence[object] | str | Expr] | None
@@ -43,6 +43,9 @@ def to_expr(filter: FilterLike) -> Expr | None:
     if isinstance(filter, EXPR_TYPES):
         return filter
     if isinstance(filter, Sequence) and not isinstance(filter, bytes):
+        if len(filter) > MAX_CONDITIONS:
+            raise InvalidFilterError(f"a filter list holds at most {MAX_CONDITIONS} items, not {len(filter)}; "
+                                     "put many values of one column in an IN list")
         return and_all(_item_to_expr(item, number) for number, item in enumerate(filter, start=1))
     raise InvalidFilterError(
         f"a filter must be text, an Expr or a list of (column, op, value) tuples, got {type(filter).__name__}"

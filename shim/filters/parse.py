@@ -94,11 +94,16 @@ _PUNCT = {
     "-": TokenKind.MINUS,
 }
 _UNTERMINATED = {"'": "string literal", '"': "quoted column name", "`": "quoted column name"}
+MAX_CONDITIONS = 256
+"""Comparisons, IN lists and null checks one filter may hold (IN lists may be as long as the text)."""
+MAX_NESTING = 64
+"""How deep NOT and parentheses may nest."""
 
 
 def _fail(source: str, pos: int, found: str, problem: str) -> InvalidFilterError:
+    shown = source if len(source) <= 300 else f"{source[:300]}... ({len(source)} characters)"
     return InvalidFilterError(
-        f"invalid filter at position {pos} (near {found}): {problem}; filter was: {source}"
+        f"invalid filter at position {pos} (near {found}): {problem}; filter was: {shown}"
     )
 
 
@@ -140,6 +145,8 @@ class _Parser:
         self.source = source
         self.tokens = tokenize(source)
         self.index = 0
+        self.conditions = 0
+        self.nesting = 0
 
     @property
     def current(self) -> Token:
@@ -193,14 +200,23 @@ class _Parser:
         return expr
 
     def not_expr(self) -> Expr:
-        if self.current.is_word("NOT"):
-            self.advance()
-            return Not(self.not_expr())
-        if self.current.kind is TokenKind.LPAREN:
-            self.advance()
-            expr = self.or_expr()
-            self.expect(TokenKind.RPAREN, "')' or AND/OR")
-            return expr
+        if self.current.is_word("NOT") or self.current.kind is TokenKind.LPAREN:
+            # Trees are walked recursively: their depth is bounded (IN lists are flat).
+            self.nesting += 1
+            if self.nesting > MAX_NESTING:
+                raise self.error(f"NOT and parentheses nest deeper than {MAX_NESTING} levels")
+            try:
+                if self.advance().kind is TokenKind.LPAREN:
+                    expr = self.or_expr()
+                    self.expect(TokenKind.RPAREN, "')' or AND/OR")
+                    return expr
+                return Not(self.not_expr())
+            finally:
+                self.nesting -= 1
+        self.conditions += 1
+        if self.conditions > MAX_CONDITIONS:
+            raise self.error(f"the filter holds more than {MAX_CONDITIONS} conditions; "
+                             "put many values of one column in an IN list")
         return self.predicate()
 
     # Predicates.
