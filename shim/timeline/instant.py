@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import enum
 import functools
 import re
@@ -117,32 +118,41 @@ def parse_instant_file_name(name: str) -> Instant | None:
 
 
 _QUERY_INSTANT = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?)?$"
+    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,3}))?)?$"
 )
+_DIGITS = re.compile(r"[0-9]{17}|[0-9]{14}|[0-9]{8}")
 
 
 def normalize_instant(value: str) -> str:
     """Turn a user-given instant into Hudi's 17-digit form.
 
     Accepts `yyyyMMddHHmmssSSS`, `yyyyMMddHHmmss` (second granularity: the end of that second, as
-    Hudi treats it), `yyyy-MM-dd`, and `yyyy-MM-dd HH:mm:ss[.SSS]`.
+    Hudi treats it), `yyyy-MM-dd`, and `yyyy-MM-dd HH:mm:ss[.SSS]`, in ASCII digits naming a real
+    date and time (anything else would compare wrongly against the timeline's instants).
     """
     text = str(value).strip()
-    if text.isdigit():
-        if len(text) == 17:
-            return text
-        if len(text) == 14:
-            return text + "999"
-        if len(text) == 8:
-            return text + "000000000"
-    match = _QUERY_INSTANT.match(text)
-    if match:
+    instant = None
+    if _DIGITS.fullmatch(text):
+        instant = text + {17: "", 14: "999", 8: "000000000"}[len(text)]
+    elif match := _QUERY_INSTANT.match(text):
         y, mo, d, h, mi, s, ms = match.groups()
-        return f"{y}{mo}{d}{h or '00'}{mi or '00'}{s or '00'}{(ms or '0').ljust(3, '0')}"
-    raise InstantNotFoundError(
-        f"cannot read instant {value!r}: use yyyyMMddHHmmssSSS, yyyy-MM-dd or 'yyyy-MM-dd HH:mm:ss[.SSS]'",
-        instant=text,
-    )
+        instant = f"{y}{mo}{d}{h or '00'}{mi or '00'}{s or '00'}{(ms or '0').ljust(3, '0')}"
+    if instant is None or not _is_calendar_time(instant):
+        raise InstantNotFoundError(
+            f"cannot read instant {value!r}: use yyyyMMddHHmmssSSS, yyyy-MM-dd or 'yyyy-MM-dd HH:mm:ss[.SSS]' "
+            "(ASCII digits, a real date and time)",
+            instant=text,
+        )
+    return instant
+
+
+def _is_calendar_time(instant: str) -> bool:
+    try:
+        datetime.datetime(int(instant[:4]), int(instant[4:6]), int(instant[6:8]), int(instant[8:10]),
+                          int(instant[10:12]), int(instant[12:14]))
+    except ValueError:
+        return False
+    return True
 
 
 def instant_key(ts: str) -> str:
