@@ -30,13 +30,13 @@ class TableHandle:
     def name(self) -> str:
         return self.entry.name
 
-    def table(self) -> shim.Table:
-        """The table as of its latest timeline (reopened if an instant was added since the last call;
-        scans running on the previous object keep their view)."""
+    def table(self, *, reopen: bool = False) -> shim.Table:
+        """The table as of its latest timeline (reopened if an instant was added since the last call,
+        or when `reopen`: its files listed again; scans running on the previous object keep their view)."""
         with self._lock:
             if self._table is None:
                 self._table = shim.open_table(self.entry.path)
-            self._table = self._table.current()
+            self._table = self._table.current(reopen=reopen)
             return self._table
 
     def touched_groups(self, table: shim.Table, instant: Instant) -> frozenset[tuple[str, str]]:

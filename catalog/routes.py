@@ -155,7 +155,7 @@ def _started(catalog: Catalog, name: str, scan_request: ScanRequest,
     """A scan and its first batch. When a file it planned is removed before the first batch (a
     clean or rollback that completed meanwhile), it is planned again once, on the newer timeline."""
     for attempt in (1, 2):
-        reader = catalog.scan(name, scan_request)
+        reader = catalog.scan(name, scan_request, reopen=attempt == 2)
         try:
             return reader, (reader.read_next_batch() if limit != 0 else None)
         except StopIteration:

@@ -116,9 +116,9 @@ class Catalog:
                 handle = self._handles[name] = TableHandle(entry)
             return handle
 
-    def table(self, name: str) -> shim.Table:
-        """The registered table as of its latest timeline."""
-        return self.handle(name).table()
+    def table(self, name: str, *, reopen: bool = False) -> shim.Table:
+        """The registered table as of its latest timeline (`reopen`: its files listed again)."""
+        return self.handle(name).table(reopen=reopen)
 
     def describe(self, name: str, as_of: str | None = None) -> TableInfo:
         table = self.table(name)
@@ -156,13 +156,14 @@ class Catalog:
             raise InvalidArgumentError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
         return self.views.view(self.handle(name), view, as_of)
 
-    def scan(self, name: str, request: ScanRequest) -> pa.RecordBatchReader:
-        """Start a scan (checked up front: columns, filter, instant, table features)."""
+    def scan(self, name: str, request: ScanRequest, *, reopen: bool = False) -> pa.RecordBatchReader:
+        """Start a scan (checked up front: columns, filter, instant, table features); `reopen`
+        lists the table's files again first (a file planned before was gone)."""
         if request.limit is not None and request.limit > self.limits.max_rows:
             raise InvalidArgumentError(
                 f"limit {request.limit} exceeds the server's limit of {self.limits.max_rows} rows per scan"
             )
-        table = self.table(name)
+        table = self.table(name, reopen=reopen)
         return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of,
                           dictionary_partitions=request.dictionary_partitions, limit=request.limit,
                           dictionary_strings=request.dictionary_strings)

@@ -29,6 +29,8 @@ from shim.errors import (
     HudiShimError,
     InvalidArgumentError,
     UnsupportedFeatureError,
+    file_gone,
+    is_missing_file,
 )
 from shim.log.blocks import LOG_FORMAT_VERSION, MAGIC, BlockType, HeaderKey, LogBlock, header_key
 
@@ -63,9 +65,15 @@ def read_log_file(path: str) -> LogFileContents:
         CorruptFileError: the file does not start with a block, or a block that passes Hudi's
             corruption checks is malformed inside.
         UnsupportedFeatureError: a block of a log format version or block type Hudi never wrote.
+        FileGoneError: the file no longer exists (a clean or rollback removed it after it was listed).
     """
-    with open(path, "rb") as handle:
-        data = handle.read()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        if is_missing_file(exc):
+            raise file_gone(path) from exc
+        raise CorruptFileError(f"cannot read log file {path}: {exc}", path=path) from exc
     return parse_log_bytes(data, path)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+import logging
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,3 +78,32 @@ LiveServer = RunningServer
 def live_server(settings: Settings) -> AbstractContextManager[RunningServer]:
     """A uvicorn server running `create_app(settings)` in a thread, on a free 127.0.0.1 port."""
     return running(settings)
+
+
+@contextmanager
+def server_log(level: int = logging.INFO) -> Iterator[list[logging.LogRecord]]:
+    """Records the server logs (uvicorn's, which do not reach the root logger, and the catalog's)."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep(level)
+    loggers = [logging.getLogger(name) for name in ("uvicorn.error", "catalog")]
+    previous = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(min(level, logger.level or level))
+    try:
+        yield records
+    finally:
+        for logger, old in zip(loggers, previous):
+            logger.removeHandler(handler)
+            logger.setLevel(old)
+
+
+def logged(records: list[logging.LogRecord]) -> str:
+    """The records' messages and tracebacks, one after another."""
+    formatter = logging.Formatter("%(levelname)s %(name)s %(message)s")
+    return "\n".join(formatter.format(record) for record in records)
