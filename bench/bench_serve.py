@@ -133,10 +133,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(table_path: str, port: int) -> subprocess.Popen[bytes]:
+def start_server(table_path: str, port: int, *options: str) -> subprocess.Popen[bytes]:
+    """`hudi-shim serve` of the table as `bench` (with more `options`), once it answers."""
     process = subprocess.Popen(
         [sys.executable, "-m", "engines.cli", "serve", "--table", f"bench={table_path}", "--port", str(port),
-         "--catalog-db", ":memory:"],
+         "--catalog-db", ":memory:", *options],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     import httpx

@@ -40,7 +40,7 @@ import httpx
 import pyarrow as pa
 
 import shim
-from bench.bench_serve import free_port, generate
+from bench.bench_serve import free_port, generate, start_server
 from engines.trino import PRESTO, TRINO, EngineServer, start_process
 from engines.trino.catalogs import iceberg_hadoop, iceberg_rest
 
@@ -85,20 +85,8 @@ def hadoop_folder_of(metadata: dict[str, str], folder: Path) -> Path:
 
 
 def start_catalog(table_path: str, root: Path, port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "engines.cli", "serve", "--table", f"bench={table_path}", "--port", str(port),
-         "--catalog-db", ":memory:", "--iceberg-dir", str(root / "iceberg"),
-         "--hadoop-catalog-dir", str(root / "hadoop"), "--hadoop-catalog-seconds", "86400"],
-        cwd=HERE.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.terminate()
-    raise RuntimeError("the catalog did not start")
+    return start_server(table_path, port, "--iceberg-dir", str(root / "iceberg"),
+                        "--hadoop-catalog-dir", str(root / "hadoop"), "--hadoop-catalog-seconds", "86400")
 
 
 def timed(fn: Callable[[], Any]) -> float:

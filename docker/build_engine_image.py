@@ -14,7 +14,6 @@ on the host's 127.0.0.1.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import os
 import subprocess
@@ -26,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_image import _is_elf, _merged_usr_links, shared_libraries
+from build_image import _is_elf, _merged_usr_links, docker_import, image_exists, shared_libraries, tree_digest
 
 from engines.trino.configuration import ServerLayout
 from engines.trino.distribution import DISTRIBUTIONS, Distribution, install, java_home
@@ -84,11 +83,7 @@ def _system_library(name: str) -> Path | None:
 
 def content_tag(distribution: Distribution, files: dict[str, Path]) -> str:
     """A tag that changes with the files and with how this script lays them out."""
-    digest = hashlib.sha256(Path(__file__).read_bytes())
-    for target in sorted(files):
-        stat = files[target].stat()
-        digest.update(f"{target}\0{stat.st_size}\0{int(stat.st_mtime)}\n".encode())
-    return f"hudi-shim-{distribution.flavor}:{distribution.version}-{digest.hexdigest()[:12]}"
+    return f"hudi-shim-{distribution.flavor}:{distribution.version}-{tree_digest(files, Path(__file__).read_bytes())}"
 
 
 def write_tar(distribution: Distribution, files: dict[str, Path], out: object) -> None:
@@ -116,19 +111,10 @@ def build(flavor: str, force: bool = False) -> str:
     distribution = DISTRIBUTIONS[flavor]
     files = image_files(distribution)
     tag = content_tag(distribution, files)
-    exists = subprocess.run(["docker", "image", "inspect", tag], capture_output=True, check=False).returncode == 0
-    if exists and not force:
+    if image_exists(tag) and not force:
         return tag
     changes = [f"WORKDIR {data_folder(distribution)}", "ENV LANG=C.UTF-8"]
-    command = ["docker", "import", *[arg for change in changes for arg in ("-c", change)], "-", tag]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    assert process.stdin is not None
-    try:
-        write_tar(distribution, files, process.stdin)
-    finally:
-        process.stdin.close()
-    if process.wait() != 0:
-        raise RuntimeError(f"docker import failed for {tag}")
+    docker_import(tag, changes, lambda out: write_tar(distribution, files, out))
     _remove_older(tag)
     return tag
 

@@ -21,9 +21,10 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import IO
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("shim", "catalog", "engines")
@@ -132,12 +133,34 @@ def _merged_usr_links() -> dict[str, str]:
             if os.path.islink(f"/{name}")}
 
 
-def content_tag(files: dict[str, Path]) -> str:
-    digest = hashlib.sha256()
+def tree_digest(files: dict[str, Path], seed: bytes = b"") -> str:
+    """A short digest of the files' image paths, sizes and times (and `seed`)."""
+    digest = hashlib.sha256(seed)
     for target in sorted(files):
         stat = files[target].stat()
         digest.update(f"{target}\0{stat.st_size}\0{int(stat.st_mtime)}\n".encode())
-    return f"hudi-shim-catalog:{digest.hexdigest()[:12]}"
+    return digest.hexdigest()[:12]
+
+
+def content_tag(files: dict[str, Path]) -> str:
+    return f"hudi-shim-catalog:{tree_digest(files)}"
+
+
+def image_exists(tag: str) -> bool:
+    return subprocess.run(["docker", "image", "inspect", tag], capture_output=True, check=False).returncode == 0
+
+
+def docker_import(tag: str, changes: list[str], write: Callable[[IO[bytes]], None]) -> None:
+    """`docker import` of the tar stream `write` produces, as `tag`, with Dockerfile `changes`."""
+    command = ["docker", "import", *[arg for change in changes for arg in ("-c", change)], "-", tag]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    assert process.stdin is not None
+    try:
+        write(process.stdin)
+    finally:
+        process.stdin.close()
+    if process.wait() != 0:
+        raise RuntimeError(f"docker import failed for {tag}")
 
 
 def write_tar(files: dict[str, Path], out: io.BufferedIOBase) -> None:
@@ -158,8 +181,7 @@ def build(force: bool = False) -> str:
     """Build (or reuse) the image; returns its tag."""
     files = build_tree()
     tag = content_tag(files)
-    exists = subprocess.run(["docker", "image", "inspect", tag], capture_output=True, check=False).returncode == 0
-    if exists and not force:
+    if image_exists(tag) and not force:
         return tag
     python = str(Path(sys.base_prefix) / "bin" / "python3")
     changes = [
@@ -171,15 +193,7 @@ def build(force: bool = False) -> str:
         f"EXPOSE {PORT}",
         "WORKDIR /tmp",
     ]
-    command = ["docker", "import", *[arg for change in changes for arg in ("-c", change)], "-", tag]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    assert process.stdin is not None
-    try:
-        write_tar(files, process.stdin)  # type: ignore[arg-type]
-    finally:
-        process.stdin.close()
-    if process.wait() != 0:
-        raise RuntimeError(f"docker import failed for {tag}")
+    docker_import(tag, changes, lambda out: write_tar(files, out))  # type: ignore[arg-type]
     return tag
 
 

@@ -27,22 +27,14 @@ from engines.duckdb import connect
 from engines.http import RemoteError, ShimClient
 from tests.catalog.servekit import TRIPS_ROWS, build_warehouse
 from tests.conftest import REPO
+from tests.dockerkit import docker_unavailable
 
 pytestmark = pytest.mark.docker
 
 
-def _docker_ready() -> str | None:
-    """Why Docker cannot be used here, or None."""
-    if shutil.which("docker") is None:
-        return "the docker CLI is not installed"
-    result = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
-                            check=False, timeout=30)
-    return None if result.returncode == 0 else f"no Docker daemon: {result.stderr.strip()[:200]}"
-
-
 @pytest.fixture(scope="module")
 def image() -> str:
-    reason = _docker_ready()
+    reason = docker_unavailable()
     if reason is not None:
         pytest.skip(reason)
     built = subprocess.run([sys.executable, str(REPO / "docker" / "build_image.py")], capture_output=True,

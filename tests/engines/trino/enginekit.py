@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from engines.trino.configuration import jvm_options, write_etc
 from engines.trino.distribution import Distribution
 from engines.trino.server import EngineServer, free_port, start_process, tail, wait_until_ready
 from tests.conftest import REPO
+from tests.dockerkit import docker_unavailable
 
 HEAP = "2G"
 #: Programs a server runs and its image lacks (the images hold no shell tools): Hadoop's local
@@ -39,15 +39,6 @@ HEAP = "2G"
 #: a table's files (`RawLocalFileSystem$DeprecatedRawLocalFileStatus.loadPermissionInfo`). The
 #: container sees the host's, with the libraries they load.
 HOST_PROGRAMS = {"presto": ("/bin/ls",)}
-
-
-def docker_unavailable() -> str | None:
-    """Why Docker cannot be used here, or None."""
-    if shutil.which("docker") is None:
-        return "the docker CLI is not installed"
-    result = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
-                            check=False, timeout=60)
-    return None if result.returncode == 0 else f"no Docker daemon: {result.stderr.strip()[:200]}"
 
 
 def runner() -> str:
