@@ -147,10 +147,23 @@ def scan_parquet(
         gone = [p for p in paths if not os.path.exists(p)]
         if gone:
             raise file_gone(gone[0]) from exc
-        raise CorruptFileError(
-            f"cannot read Parquet data from {', '.join(paths[:3])}{'...' if len(paths) > 3 else ''}: {exc}",
-            path=paths[0],
-        ) from exc
+        bad = _unreadable(paths, columns, exc)
+        raise CorruptFileError(f"cannot read Parquet data from {bad}: {exc}", path=bad) from exc
+
+
+def _unreadable(paths: Sequence[str], columns: Sequence[str], error: BaseException) -> str:
+    """Which of the files a scan failed on cannot be read: the one the error names, else the first
+    whose footer or columns fail to decode (read again one by one; the error path only)."""
+    named = [p for p in paths if p in str(error)]
+    if named:
+        return named[0]
+    for path in paths:
+        try:
+            for _ in pq.ParquetFile(path).iter_batches(columns=list(columns), use_threads=False):
+                pass
+        except (OSError, pa.ArrowInvalid):
+            return path
+    return paths[0]
 
 
 def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None,

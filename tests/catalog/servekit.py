@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pyarrow as pa
 
 from catalog.server import RunningServer, running
 from catalog.settings import Settings
+from catalog.stream import ERROR_METADATA_KEY
 from tests.tablekit import EvolvingTable, add, drop, rename, retype
 
 TRIPS = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("fare", pa.float64()),
@@ -107,3 +110,39 @@ def logged(records: list[logging.LogRecord]) -> str:
     """The records' messages and tracebacks, one after another."""
     formatter = logging.Formatter("%(levelname)s %(name)s %(message)s")
     return "\n".join(formatter.format(record) for record in records)
+
+
+@dataclass
+class ScanOutcome:
+    """What a client received for a scan: the status, the rows before any error, the error
+    document (JSON body or the stream's error batch), and whether the HTTP body ended properly."""
+
+    status: int
+    rows: int
+    error: dict | None
+    complete: bool
+
+
+def scan_outcome(url: str, table: str, body: dict, *, timeout: float = 60) -> ScanOutcome:
+    """POST a scan and read whatever arrives, to the end or until the connection breaks."""
+    received = bytearray()
+    complete = True
+    with httpx.stream("POST", f"{url}/v1/tables/{table}/scan", json=body, timeout=timeout) as response:
+        try:
+            for chunk in response.iter_bytes():
+                received += chunk
+        except httpx.RemoteProtocolError:
+            complete = False
+    if response.status_code != 200:
+        return ScanOutcome(response.status_code, 0, json.loads(received)["error"], complete)
+    reader = pa.ipc.open_stream(bytes(received))
+    rows, error = 0, None
+    while True:
+        try:
+            batch, metadata = reader.read_next_batch_with_custom_metadata()
+        except StopIteration:
+            break
+        if metadata is not None and ERROR_METADATA_KEY in metadata:
+            error = json.loads(metadata[ERROR_METADATA_KEY])
+        rows += batch.num_rows
+    return ScanOutcome(200, rows, error, complete)
