@@ -88,5 +88,8 @@ def run_parallel(producers: Sequence[Producer[T]], workers: int | None = None, q
                 yield item  # type: ignore[misc]
     finally:
         stop.set()
+        # Closed by the garbage collector, this may run on one of its own workers.
+        current = threading.current_thread()
         for thread in threads:
-            thread.join(timeout=5)
+            if thread is not current:
+                thread.join(timeout=5)
