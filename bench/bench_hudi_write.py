@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from bench.bench_write import COLUMNS, frames, hudi_options, hudi_write, spark_session, timed
 
 KINDS = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
-HUDI_SESSION = {"spark.driver.memory": "3g", "spark.sql.shuffle.partitions": "4"}
+HUDI_SESSION = {"spark.driver.memory": "3g", "spark.sql.shuffle.partitions": "4",
+                "spark.sql.parquet.enableVectorizedReader": "true"}  # Spark's default (the oracle turns it off)
 
 
 def hudi_writer_options(kind: str, buckets: int) -> dict[str, str]:
