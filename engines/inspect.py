@@ -23,12 +23,11 @@ def describe_table(table: Table, as_of: str | None = None) -> str:
     for instant in latest.values():
         done = f" -> {instant.completion_time}" if instant.completion_time else ""
         lines.append(f"  {instant.requested_time}{done}  {instant.action.value:<14} {instant.state.value}")
-    if table.config.version < 8:
-        archived = {a.requested_time: a for a in table.archived_timeline()}
-        if archived:
-            first, last = min(archived, key=instant_key), max(archived, key=instant_key)
-            lines.append(f"  (before these: {len(archived)} archived instants, {first} .. {last}, "
-                         f"in .hoodie/{table.config.archive_path})")
+    archived = {a.requested_time: a for a in table.archived_timeline()}  # archive logs, or the LSM timeline
+    if archived:
+        first, last = min(archived, key=instant_key), max(archived, key=instant_key)
+        lines.append(f"  (before these: {len(archived)} archived instants, {first} .. {last}, "
+                     f"in .hoodie/{table.config.archive_path})")
     slices = table.file_slices(as_of=as_of)
     lines += ["", f"file slices ({len(slices)}{' as of ' + as_of if as_of else ''}):"]
     for file_slice in slices:

@@ -20,6 +20,7 @@ from engines.hudi.compare import (
 )
 from engines.hudi.generate import GeneratedTable, OracleRead
 from engines.hudi.recipes import RECIPES
+from engines.inspect import describe_table
 from shim.errors import InvalidArgumentError
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
@@ -56,6 +57,7 @@ def test_timeline_and_archive_list_what_hudi_lists(hudi_tables: dict[str, Genera
     archived = {(a.requested_time, a.action) for a in table.archived_timeline() if a.state == "COMPLETED"}
     assert hudi_archived, f"{recipe}: the recipe must archive instants"
     assert archived == hudi_archived
+    assert f"(before these: {len(hudi_archived)} archived instants" in describe_table(table)
     if layout2:  # the LSM timeline carries completion times, as Hudi lists them
         completed = {a.requested_time: a.entry["completionTime"] for a in table.archived_timeline()}
         assert completed == {i["requested"]: i["completed"] for i in generated.timeline["archived"]}
