@@ -35,6 +35,9 @@ _ACCOUNTS = {"etc/passwd": b"root:x:0:0:root:/root:/nonexistent\nnobody:x:65534:
              "etc/group": b"root:x:0:\nnogroup:x:65534:\n"}
 #: Libraries that native code inside the servers' jars (snappy, Hadoop's native code, zstd...)
 #: loads when it is unpacked at run time, which `ldd` of the Java installation cannot see.
+#: Programs a server runs: Hadoop's local file system runs `/bin/ls -ld` for each file's
+#: permissions when Presto's Hive connector lists a table's files.
+PROGRAMS = ("/bin/ls",)
 JAR_NATIVE_NEEDS = ("libstdc++.so.6", "libgcc_s.so.1", "libz.so.1", "libm.so.6", "librt.so.1", "libdl.so.2",
                     "libpthread.so.0")
 
@@ -63,9 +66,11 @@ def image_files(distribution: Distribution) -> dict[str, Path]:
     files.update(_tree(install(distribution), f"/opt/{distribution.flavor}"))
     binaries = [p for target, p in files.items() if target.startswith(JAVA) and (
         target.endswith(("/bin/java", ".so")) or ".so." in target) and _is_elf(p)]
+    for program in PROGRAMS:
+        files[os.path.join(os.path.realpath(os.path.dirname(program)), os.path.basename(program))] = Path(program)
     bundled = {os.path.realpath(p) for p in files.values()}
     extra = [path for path in map(_system_library, JAR_NATIVE_NEEDS) if path is not None]
-    for library in shared_libraries(binaries + extra) | set(extra):
+    for library in shared_libraries(binaries + extra + [Path(p) for p in PROGRAMS]) | set(extra):
         if os.path.realpath(library) not in bundled:  # the JDK's own, found through $ORIGIN
             files.setdefault(os.path.join(os.path.realpath(library.parent), library.name), library)
     return files

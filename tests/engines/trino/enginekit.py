@@ -10,7 +10,6 @@ same paths, so the `file://` locations the catalog publishes resolve in every co
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import time
@@ -34,11 +33,6 @@ from tests.conftest import REPO
 from tests.dockerkit import docker_unavailable
 
 HEAP = "2G"
-#: Programs a server runs and its image lacks (the images hold no shell tools): Hadoop's local
-#: file system runs `/bin/ls -ld` for each file's permissions when Presto's Hive connector lists
-#: a table's files (`RawLocalFileSystem$DeprecatedRawLocalFileStatus.loadPermissionInfo`). The
-#: container sees the host's, with the libraries they load.
-HOST_PROGRAMS = {"presto": ("/bin/ls",)}
 
 
 def runner() -> str:
@@ -139,8 +133,6 @@ def engine_server(distribution: Distribution, catalogs: Mapping[str, Mapping[str
                  .with_command(inside.command(distribution, jvm_options(distribution, HEAP))))
     for path in readable:
         container = container.with_volume_mapping(str(path), str(path), "ro")
-    for host, inside_path in _host_programs(HOST_PROGRAMS.get(distribution.flavor, ())):
-        container = container.with_volume_mapping(host, inside_path, "ro")
     log_path = folder / "server.log"
     with ExitStack() as stack:
         stack.enter_context(container)
@@ -157,18 +149,6 @@ def engine_server(distribution: Distribution, catalogs: Mapping[str, Mapping[str
             raise AssertionError(f"{distribution.name} did not start in its container:\n{tail(log_path)}") from None
         yield server
         save_log()
-
-
-def _host_programs(programs: Sequence[str]) -> list[tuple[str, str]]:
-    """(file, where the container sees it) for the programs and the shared libraries they load
-    (`ldd`): each under its real folder, by the name it is loaded by (a library's soname)."""
-    found: list[tuple[str, str]] = []
-    for program in programs:
-        listing = subprocess.run(["ldd", program], capture_output=True, text=True, check=True).stdout
-        for path in (program, *re.findall(r"=> (/\S+)", listing)):
-            found.append((os.path.realpath(path), os.path.join(os.path.realpath(os.path.dirname(path)),
-                                                               os.path.basename(path))))
-    return found
 
 
 def _running(container: object) -> bool:
