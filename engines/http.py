@@ -58,6 +58,10 @@ def error_from_document(document: dict[str, Any], status: int | None = None) -> 
         error: HudiShimError = _SIMPLE[kind](message, column=column, instant=instant)
     elif kind == "UnsupportedFeatureError":
         error = shim_errors.UnsupportedFeatureError(message, feature=str(document.get("feature") or "unknown"))
+    elif kind in ("CorruptFileError", "CommittedDataError"):
+        offset = document.get("offset")
+        error = getattr(shim_errors, kind)(message, path="", instant=instant,
+                                           offset=offset if isinstance(offset, int) else None)
     else:
         error = RemoteError(message, status=status, kind=kind or None)
     return error

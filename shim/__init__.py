@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 from shim.errors import (
     ColumnNotFoundError,
+    CommittedDataError,
     ConcurrentWriteError,
     CorruptFileError,
+    FileGoneError,
     HudiShimError,
     InstantNotFoundError,
     InvalidArgumentError,
@@ -47,8 +49,10 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "ColumnMapping",
     "ColumnNotFoundError",
+    "CommittedDataError",
     "ConcurrentWriteError",
     "CorruptFileError",
+    "FileGoneError",
     "FileSchema",
     "HudiShimError",
     "InstantNotFoundError",

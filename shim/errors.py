@@ -49,6 +49,12 @@ class CorruptFileError(HudiShimError):
         self.offset = offset
 
 
+class CommittedDataError(CorruptFileError):
+    """Data a completed commit wrote cannot be read: a file it wrote is missing though no clean or
+    rollback removed it, or a block inside the bytes it appended is damaged. Reading on would
+    silently return older or fewer rows."""
+
+
 class FileGoneError(HudiShimError):
     """A file listed when the read was planned no longer exists: a clean, rollback, replace or
     archival removed it meanwhile. Reading again (a new plan) sees the table without it."""

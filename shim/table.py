@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -14,6 +14,7 @@ from shim.plan.listing import TableListing
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
+from shim.read.committed import CommittedFiles
 from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.plan_cache import PlanCache
 from shim.read.request import FilterLike, ScanMode, build_scan
@@ -78,6 +79,8 @@ class Table:
         self._schemas: dict[str | None, TableSchemas] = {}
         self._plans = PlanCache()
         self._with_archive: Table | None = None
+        self._files_gone = False
+        self.committed = CommittedFiles(self._timeline)
 
     def __repr__(self) -> str:
         return f"Table({self.path!r}, {self.config.table_type.value}, version {self.config.version})"
@@ -113,7 +116,7 @@ class Table:
         files (a clean since then would make file groups vanish from it without a trace); this
         object itself never changes, so scans already running on it, in any thread, keep their view."""
         latest = self._latest
-        if reopen or timeline_stamp(self.path) != latest._stamp:
+        if reopen or latest._files_gone or timeline_stamp(self.path) != latest._stamp:
             latest = open_table(self.path, merge_cache_bytes=0)
             latest.slice_cache = self.slice_cache
             self._latest = latest
@@ -142,10 +145,11 @@ class Table:
             return self
         extended = Table.__new__(Table)
         extended.path, extended.config, extended.slice_cache = self.path, self.config, self.slice_cache
-        extended._stamp, extended.listing = self._stamp, self.listing
+        extended._stamp, extended.listing, extended._files_gone = self._stamp, self.listing, False
         extended._timeline = self._timeline.including_archive(archived)
         extended._schema_history = SchemaHistory(self.path, extended._timeline)
         extended._schemas, extended._plans = {}, PlanCache()
+        extended.committed = CommittedFiles(extended._timeline)
         extended._latest = extended._with_archive = extended
         self._with_archive = extended
         return extended
@@ -208,10 +212,20 @@ class Table:
         table = self.current()
         request = (mode, None if columns is None or isinstance(columns, str) else tuple(columns), as_of,
                    include_meta, dictionary_partitions, limit, dictionary_strings)
-        return table._plans.planned(request if _hashable(request) else None, filter, lambda: build_scan(
+        reader = table._plans.planned(request if _hashable(request) else None, filter, lambda: build_scan(
             table, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
             dictionary_partitions=dictionary_partitions, limit=limit, dictionary_strings=dictionary_strings,
         )).reader()
+        return pa.RecordBatchReader.from_batches(reader.schema, table._noting_files_gone(reader))
+
+    def _noting_files_gone(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+        """`reader`'s batches; a file found gone means the listing is stale: the next read lists anew."""
+        with reader:
+            try:
+                yield from reader
+            except FileGoneError:
+                self._files_gone = True
+                raise
 
     def read(
         self,

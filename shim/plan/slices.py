@@ -114,6 +114,11 @@ def file_slices_as_of(
     return slices
 
 
+def latest_file_slice(group: FileGroupFiles, timeline: Timeline, as_of: str | None) -> FileSlice | None:
+    """The latest committed slice of one file group as of `as_of` (None: nothing of it is visible)."""
+    return _latest_slice(group, timeline, as_of, timeline.config.version >= 8)
+
+
 def _latest_slice(group: FileGroupFiles, timeline: Timeline, as_of: str | None, by_completion: bool) -> FileSlice | None:
     bases = {base.instant_time: base for base in group.base_files}
     keys = sorted(bases, key=instant_key)

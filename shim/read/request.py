@@ -163,9 +163,10 @@ def build_scan(
     merge = merge_spec_for(table.config, full_schema, schemas.current_name) if merging else None
     slices: list[FileSlice] = []
     if plan_files and read_instant is not None:
-        partitions, bound = _pruned_partitions(table, schemas, bound)
+        partitions, bound = _pruned_partitions(table, schemas, bound, read_instant)
         slices = file_slices_as_of(table.path, partitions, timeline, read_instant,
                                    groups=table.listing.file_groups(partitions))
+        table.committed.check_slices(slices, partitions, read_instant, table.path, logs=scan_mode == "snapshot")
         if scan_mode == "read_optimized":
             slices = [s.without_logs() for s in slices if s.base_file is not None]
         if touched is not None:
@@ -256,14 +257,18 @@ def _bind_filter(row_filter: FilterLike | pc.Expression, schema: pa.Schema) -> R
 
 
 def _pruned_partitions(
-    table: Table, schemas: TableSchemas, row_filter: RowFilter | None
+    table: Table, schemas: TableSchemas, row_filter: RowFilter | None, read_instant: str
 ) -> tuple[list[str], RowFilter | None]:
     """Partitions that may hold matching rows, and the filter left to apply to their rows.
 
-    A filter term on partition columns alone that holds for every partition read is dropped: the
-    partition path already guarantees it (where the path spells the values exactly).
+    Partitions are those listed and those commits wrote into (a partition folder removed since is
+    then planned empty, and its committed files are found missing). A filter term on partition
+    columns alone that holds for every partition read is dropped: the partition path already
+    guarantees it (where the path spells the values exactly).
     """
     partitions = table.listing.partitions()
+    if table.config.is_partitioned:
+        partitions = sorted(set(partitions) | table.committed.partitions(read_instant))
     if row_filter is None or not table.config.is_partitioned:
         return partitions, row_filter
     known = [_partition_values(table, schemas, p) for p in partitions]

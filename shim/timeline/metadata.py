@@ -51,6 +51,7 @@ class WriteStat:
     file_size: int = 0
     base_file: str | None = None
     log_files: tuple[str, ...] = ()
+    log_offset: int = 0
 
     @property
     def file_name(self) -> str:
@@ -130,4 +131,5 @@ def _write_stat(partition: str, entry: Mapping[str, Any]) -> WriteStat:
         file_size=_int("fileSizeInBytes"),
         base_file=entry.get("baseFile") or None,
         log_files=tuple(entry.get("logFiles") or ()),
+        log_offset=_int("logOffset"),
     )
