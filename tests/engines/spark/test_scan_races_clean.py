@@ -14,7 +14,7 @@ from catalog.server import running
 from catalog.service import Catalog
 from catalog.settings import MEMORY, Settings
 from engines.http import ShimClient
-from shim.errors import FileGoneError
+from shim.errors import CommittedDataError, FileGoneError
 
 KEEP_ONE_VERSION = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
 
@@ -74,8 +74,8 @@ def test_the_server_plans_again_when_a_clean_removes_the_files_of_its_plan(tmp_p
     planned = Catalog.scan
     calls: list[int] = []
 
-    def scan_then_clean(self, name, request):  # type: ignore[no-untyped-def]
-        reader = planned(self, name, request)
+    def scan_then_clean(self, name, request, **kwargs):  # type: ignore[no-untyped-def]
+        reader = planned(self, name, request, **kwargs)
         calls.append(len(calls))
         if len(calls) == 1:  # a writer commits and cleans between the plan and the first batch
             rewrite_and_clean(path, len(calls) + 1)
@@ -88,14 +88,15 @@ def test_the_server_plans_again_when_a_clean_removes_the_files_of_its_plan(tmp_p
     assert sorted((r["id"], r["ts"]) for r in rows) == [(f"k{i:02d}", 2) for i in range(20)]
 
 
-def test_a_file_that_stays_gone_is_a_409_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_that_stays_gone_is_a_committed_data_error_naming_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "trips"
     write(path, trips(1))
     planned = Catalog.scan
     calls: list[int] = []
 
-    def scan_then_lose_files(self, name, request):  # type: ignore[no-untyped-def]
-        reader = planned(self, name, request)
+    def scan_then_lose_files(self, name, request, **kwargs):  # type: ignore[no-untyped-def]
+        reader = planned(self, name, request, **kwargs)
         calls.append(1)
         for name_ in data_files(path):  # files vanish behind the timeline's back (not a clean)
             os.remove(path / name_)
@@ -106,10 +107,11 @@ def test_a_file_that_stays_gone_is_a_409_naming_it(tmp_path: Path, monkeypatch: 
         import httpx
 
         answer = httpx.post(f"{live.url}/v1/tables/trips/scan", json={"mode": "snapshot"}, timeout=30)
-        assert answer.status_code == 409, answer.text
+        # Planned again once on the files listed anew, which lack files completed commits wrote.
+        assert answer.status_code == 500, answer.text
         error = answer.json()["error"]
-        assert error["type"] == "FileGoneError" and error["message"].startswith("trips/") and ".parquet is gone" in error["message"]
-        assert len(calls) == 2  # planned again once
-        with pytest.raises(FileGoneError, match="is gone"):
-            ShimClient(live.url).scan("trips")
-        assert len(calls) == 6  # the client asked once more, and the server planned twice each time
+        assert error["type"] == "CommittedDataError" and error["message"].startswith("trips/")
+        assert ".parquet is missing" in error["message"]
+        assert len(calls) == 1  # the second plan failed
+        with pytest.raises(CommittedDataError, match="is missing"):
+            ShimClient(live.url).scan("trips")  # not asked again: nothing will bring the files back
