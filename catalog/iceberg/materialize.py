@@ -106,12 +106,43 @@ def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.Recor
         if rows == 0:
             os.unlink(tmp)
             return WrittenFile(None, 0, 0)
+        _without_empty_dictionaries(tmp, schema)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return WrittenFile(path, rows, os.path.getsize(path))
+
+
+def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
+    """Rewrite the Parquet file at `path`, row group by row group, with no dictionary for the
+    columns that hold no value in some row group: such a chunk's dictionary page is empty, and
+    Presto's dictionary filter fails on it ('cannot use empty ranges') when a query filters on
+    the column. Most files have none and are left as they are."""
+    source = pq.ParquetFile(path)
+    metadata = source.metadata
+    empty: set[str] = set()
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for i in range(row_group.num_columns):
+            chunk = row_group.column(i)
+            if chunk.has_dictionary_page and chunk.statistics is not None \
+                    and chunk.statistics.null_count == chunk.num_values:
+                empty.add(chunk.path_in_schema)
+    if not empty:
+        return
+    leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+    rewritten = f"{path}-rewrite.tmp"  # (.tmp: removed by retention if left behind)
+    try:
+        with pq.ParquetWriter(rewritten, schema, compression="zstd",
+                              use_dictionary=[leaf for leaf in leaves if leaf not in empty]) as writer:
+            for group in range(metadata.num_row_groups):
+                writer.write_table(source.read_row_group(group), row_group_size=metadata.row_group(group).num_rows)
+        os.replace(rewritten, path)
+    finally:
+        if os.path.exists(rewritten):
+            os.unlink(rewritten)
 
 
 def _as_target(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

@@ -29,7 +29,7 @@ from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.schema.arrow import has_field_ids, without_field_ids
 from shim.storage import join, list_names
-from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings
+from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings, valueless_columns
 from shim.write.table_init import write_atomically
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
@@ -178,8 +178,9 @@ def write_base_file(
     if has_field_ids(full.schema):  # rows read back from files carry the columns' ids
         full = full.cast(without_field_ids(full.schema))
     table = full.replace_schema_metadata(metadata)
-    options = parquet.writer_options(table.column_names, config.record_key_fields)
     row_group = parquet.row_group_rows(table)
+    options = parquet.writer_options(table.column_names, config.record_key_fields,
+                                     empty_in_a_row_group=valueless_columns(table, row_group))
     # Hudi's bloom index and metadata table look keys up in a filter in every base file's footer.
     # It is hashed while the rows are encoded (both release the GIL); the footer is written last.
     with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:

@@ -40,11 +40,13 @@ class ParquetSettings:
         if self.block_size < 1:
             raise InvalidArgumentError(f"a Parquet row group size of {self.block_size} bytes is not possible")
 
-    def writer_options(self, columns: Sequence[str], key_fields: Iterable[str] = ()) -> dict[str, Any]:
+    def writer_options(self, columns: Sequence[str], key_fields: Iterable[str] = (), *,
+                       empty_in_a_row_group: Iterable[str] = ()) -> dict[str, Any]:
         """`pyarrow.parquet.ParquetWriter` arguments for a file of `columns` (`key_fields`: the
-        record key columns; a single one is unique per record, so it gets no dictionary)."""
+        record key columns; a single one is unique per record, so it gets no dictionary;
+        `empty_in_a_row_group`: columns with no value in some row group, see `valueless_columns`)."""
         keys = tuple(key_fields)
-        unique = set(_UNIQUE_META) | (set(keys) if len(keys) == 1 else set())
+        unique = set(_UNIQUE_META) | (set(keys) if len(keys) == 1 else set()) | set(empty_in_a_row_group)
         return {
             "compression": CODECS[self.codec],
             "use_dictionary": [c for c in columns if c not in unique] if self.dictionary else False,
@@ -59,3 +61,20 @@ class ParquetSettings:
 
 
 DEFAULT_PARQUET = ParquetSettings()
+
+
+def valueless_columns(table: pa.Table, row_group_rows: int) -> list[str]:
+    """The columns of `table` that hold no value (only nulls) in some row group of
+    `row_group_rows` rows. Such a chunk, dictionary-encoded, gets an empty dictionary page, and
+    Presto's dictionary filter fails on it ('cannot use empty ranges') whenever a query filters
+    on the column: they are written without a dictionary."""
+    found = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if column.null_count == 0:
+            continue
+        for start in range(0, max(table.num_rows, 1), row_group_rows):
+            chunk = column.slice(start, row_group_rows)
+            if chunk.null_count == len(chunk):
+                found.append(name)
+                break
+    return found

@@ -25,6 +25,7 @@ from shim.schema import arrow_field_id
 from shim.timeline.instant import Action
 from shim.write.data_files import write_log_blocks
 from tests.catalog.servekit import EVENTS_ROWS, TRIPS_RO_ROWS, TRIPS_ROWS, build_warehouse
+from tests.parquetkit import empty_dictionary_chunks
 from tests.tablekit import EvolvingTable, TinyTable, add, drop, forced_retype, rename
 
 ROWS = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("a", pa.int64())])
@@ -318,6 +319,21 @@ def test_a_file_with_field_ids_on_nested_members_only_is_written_out(tmp_path, o
     assert placement.base_path is None and placement.reason == "the file carries field ids of its own"
     published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("ids", "snapshot")
     assert iceberg_rows(published) == shim_rows(catalog, "ids") == [{"id": "r1", "ts": 1, "s": {"x": 4}}]
+
+
+def test_written_out_files_give_no_valueless_column_chunk_a_dictionary(tmp_path, open_catalog):
+    """A re-added column holds no value in the old file's written-out slice: without a dictionary
+    there, Presto can filter on it (an empty dictionary page fails: 'cannot use empty ranges')."""
+    table = EvolvingTable(tmp_path / "wh" / "readded", ROWS, mor=False)
+    table.base([{"id": f"r{i}", "ts": 1, "a": i} for i in range(5)])
+    table.alter(drop("a"))
+    table.alter(add("a", "string"))
+    catalog = open_catalog(tmp_path / "wh")
+    published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("readded", "snapshot")
+    [written] = written_for_current(published, tmp_path / "ice")
+    assert empty_dictionary_chunks(written) == []
+    assert pq.ParquetFile(written).metadata.row_group(0).column(0).has_dictionary_page  # the others keep theirs
+    assert iceberg_rows(published) == shim_rows(catalog, "readded")
 
 
 def test_a_partition_column_missing_from_the_files_is_written_out(tmp_path, open_catalog):

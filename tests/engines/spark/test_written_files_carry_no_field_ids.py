@@ -17,6 +17,7 @@ from engines.spark import alter_table
 from shim.log.blocks import BlockType
 from shim.log.reader import read_log_file
 from shim.schema import has_field_ids
+from tests.parquetkit import empty_dictionary_chunks
 
 INFO = pa.struct([("a", pa.int32()), ("b", pa.string())])
 V1 = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("info", INFO)])
@@ -50,3 +51,20 @@ def test_rewritten_and_logged_rows_reach_files_without_field_ids(tmp_path, table
     assert parquet_blocks == (1 if table_type == "MERGE_ON_READ" else 0)
     rows = sorted(shim.open_table(str(path)).read().to_pylist(), key=lambda r: r["id"])
     assert rows[1]["info"] == {"a": 10, "b": "y", "c": "new"} and rows[0]["info"] == {"a": 0, "b": "x", "c": None}
+
+
+def test_base_files_give_no_valueless_column_chunk_a_dictionary(tmp_path):
+    """A column with no value in a row group gets no dictionary there (its page would be empty,
+    and Presto fails any filter on the column: 'cannot use empty ranges'); the others keep one."""
+    path = tmp_path / "t"
+    rows = [{"id": f"k{i:03d}", "ts": 1, "region": "sf", "fare": None if i < 60 else float(i % 3)}
+            for i in range(100)]
+    write(path, rows, **{"hoodie.parquet.block.size": "2000", "hoodie.bucket.index.num.buckets": "1"})  # small row groups
+    [base_file] = path.rglob("*.parquet")
+    metadata = pq.ParquetFile(base_file).metadata
+    assert metadata.num_row_groups > 2
+    assert empty_dictionary_chunks(str(base_file)) == []
+    region = [metadata.row_group(g).column(metadata.schema.names.index("region")).has_dictionary_page
+              for g in range(metadata.num_row_groups)]
+    assert all(region)
+    assert shim.open_table(str(path)).read(filter="fare IS NULL").num_rows == 60
