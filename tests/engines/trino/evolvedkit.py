@@ -43,7 +43,9 @@ def _options(name: str, table_type: str, operation: str) -> dict[str, str]:
 
 def _write(spark: Any, path: Path, rows: list[dict], schema: pa.Schema, name: str, table_type: str,
            operation: str = "upsert") -> None:
-    frame = spark.createDataFrame(pa.Table.from_pylist(rows, schema=schema))
+    # One Spark task per write: which rows a file group's base file holds does not depend on how
+    # Spark schedules tasks (a later task's rows go to a log file on merge-on-read tables).
+    frame = spark.createDataFrame(pa.Table.from_pylist(rows, schema=schema)).coalesce(1)
     writer = frame.write.format("hudi_shim").mode("append")
     for key, value in _options(name, table_type, operation).items():
         writer = writer.option(key, value)
