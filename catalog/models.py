@@ -40,6 +40,10 @@ class ScanBody(BaseModel):
     dictionary_strings: StrictBool = Field(
         default=False, description="send dictionary-encoded the partition columns and the string columns data files "
                                   "store as dictionaries (fewer bytes; columns compared by the filter stay plain)")
+    corrupt: Literal["error", "skip"] = Field(
+        default="error", description="a log block a completed commit wrote that cannot be read: an error "
+                                     "(default), or skipped as Hudi does; the stream then ends with a batch "
+                                     "reporting the blocks skipped (metadata key hudi-shim-skipped-blocks)")
     compression: Literal["lz4", "zstd"] | None = Field(
         default=None, description="compress record batch buffers (Arrow IPC compression; readers decompress "
                                   "transparently): fewer bytes over slow networks, more CPU on both ends")

@@ -7,6 +7,7 @@ import binascii
 import hmac
 import time
 from collections.abc import Iterator
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import pyarrow as pa
@@ -31,6 +32,7 @@ from catalog.service import Catalog, ScanRequest
 from catalog.stream import MEDIA_TYPE, error_document, ipc_stream, prefetched
 from shim.errors import FileGoneError, HudiShimError, InvalidArgumentError, InvalidFilterError
 from shim.filters.substrait import filter_from_substrait
+from shim.read.damage import SkippedBlocks
 
 _bearer = HTTPBearer(auto_error=False, description="the server's token, when it was started with one")
 
@@ -143,23 +145,27 @@ def scan(request: Request, name: str, body: ScanBody) -> StreamingResponse:
     catalog = _catalog(request)
     catalog.handle(name)  # an unknown table is a 404 whatever else is wrong with the request
     scan_request = ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit,
-                               body.dictionary_partitions, body.dictionary_strings)
-    reader, first = _started(catalog, name, scan_request, body.limit)
+                               body.dictionary_partitions, body.dictionary_strings, body.corrupt)
+    reader, first, skipped = _started(catalog, name, scan_request, body.limit)
+    # The report of the log regions skipped is sent last, once the scan has met them all.
+    trailer = partial(skipped.metadata, relative_to=catalog.handle(name).entry.path) if body.corrupt == "skip" else None
     chunks = ipc_stream(reader, catalog.limits, limit=body.limit, first=first, started=started,
-                        compression=body.compression)
+                        compression=body.compression, trailer=trailer)
     return StreamingResponse(prefetched(chunks), media_type=MEDIA_TYPE)
 
 
 def _started(catalog: Catalog, name: str, scan_request: ScanRequest,
-             limit: int | None) -> tuple[pa.RecordBatchReader, pa.RecordBatch | None]:
-    """A scan and its first batch. When a file it planned is removed before the first batch (a
-    clean or rollback that completed meanwhile), it is planned again once, on the newer timeline."""
+             limit: int | None) -> tuple[pa.RecordBatchReader, pa.RecordBatch | None, SkippedBlocks]:
+    """A scan, its first batch and the corrupt log regions it skips. When a file it planned is
+    removed before the first batch (a clean or rollback that completed meanwhile), it is planned
+    again once, on the files listed anew."""
     for attempt in (1, 2):
-        reader = catalog.scan(name, scan_request, reopen=attempt == 2)
+        skipped = SkippedBlocks()
+        reader = catalog.scan(name, scan_request, reopen=attempt == 2, skipped=skipped)
         try:
-            return reader, (reader.read_next_batch() if limit != 0 else None)
+            return reader, (reader.read_next_batch() if limit != 0 else None), skipped
         except StopIteration:
-            return reader, None
+            return reader, None, skipped
         except FileGoneError:
             reader.close()
             if attempt == 2:

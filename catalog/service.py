@@ -21,6 +21,7 @@ from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
 from shim.errors import InvalidArgumentError
 from shim.filters import FilterLike
+from shim.read.damage import CorruptMode, SkippedBlocks
 from shim.read.request import ScanMode
 from shim.timeline.instant import Instant, normalize_instant
 
@@ -61,6 +62,7 @@ class ScanRequest:
     limit: int | None = None
     dictionary_partitions: bool = False
     dictionary_strings: bool = False
+    corrupt: CorruptMode = "error"
 
 
 class Catalog:
@@ -156,9 +158,11 @@ class Catalog:
             raise InvalidArgumentError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
         return self.views.view(self.handle(name), view, as_of)
 
-    def scan(self, name: str, request: ScanRequest, *, reopen: bool = False) -> pa.RecordBatchReader:
+    def scan(self, name: str, request: ScanRequest, *, reopen: bool = False,
+             skipped: SkippedBlocks | None = None) -> pa.RecordBatchReader:
         """Start a scan (checked up front: columns, filter, instant, table features); `reopen`
-        lists the table's files again first (a file planned before was gone)."""
+        lists the table's files again first (a file planned before was gone); corrupt log
+        regions skipped are recorded in `skipped`."""
         if request.limit is not None and request.limit > self.limits.max_rows:
             raise InvalidArgumentError(
                 f"limit {request.limit} exceeds the server's limit of {self.limits.max_rows} rows per scan"
@@ -166,4 +170,5 @@ class Catalog:
         table = self.table(name, reopen=reopen)
         return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of,
                           dictionary_partitions=request.dictionary_partitions, limit=request.limit,
-                          dictionary_strings=request.dictionary_strings)
+                          dictionary_strings=request.dictionary_strings, corrupt=request.corrupt,
+                          skipped=skipped)

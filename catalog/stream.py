@@ -13,15 +13,18 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 import pyarrow as pa
 
 from shim.errors import HudiShimError
+from shim.read.damage import SKIPPED_BLOCKS_KEY
 
 ERROR_METADATA_KEY = b"hudi-shim-error"
+SKIPPED_METADATA_KEY = SKIPPED_BLOCKS_KEY
+"""Key of the last batch's metadata in a `corrupt="skip"` scan: the skipped log regions (JSON)."""
 MEDIA_TYPE = "application/vnd.apache.arrow.stream"
 MAX_FILTER_CHARS = 1 << 20
 """Longest filter text a scan request may carry (an IN list of some 60,000 short keys)."""
@@ -117,10 +120,13 @@ def ipc_stream(
     first: pa.RecordBatch | None = None,
     started: float | None = None,
     compression: str | None = None,
+    trailer: Callable[[], dict[bytes, bytes]] | None = None,
 ) -> Iterator[bytes | memoryview]:
     """Arrow IPC stream chunks of `reader`'s rows (at most `limit`), `first` being a batch already
     taken from it; `compression` ("lz4" or "zstd") compresses each batch's buffers (the byte limit
-    counts what is sent). The reader is closed when the stream ends, fails or is dropped."""
+    counts what is sent). `trailer` gives the custom metadata of an empty batch sent last, before
+    the end-of-stream marker (a report known once every row was read). The reader is closed when
+    the stream ends, fails or is dropped."""
     encoder = _Encoder(reader.schema, compression)
     start = time.monotonic() if started is None else started
     rows = sent = 0
@@ -153,6 +159,8 @@ def ipc_stream(
                     f"the scan ran longer than the server's limit of {limits.max_seconds:g} seconds; "
                     "add a filter or a limit"
                 )
+        if trailer is not None:
+            yield encoder.batch(_empty(encoder.schema), trailer())
         yield encoder.end()
     except HudiShimError as exc:
         yield encoder.error(error_document(exc))

@@ -25,11 +25,12 @@ from urllib.parse import quote, urlencode, urlsplit
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from catalog.stream import ERROR_METADATA_KEY, MEDIA_TYPE
+from catalog.stream import ERROR_METADATA_KEY, MEDIA_TYPE, SKIPPED_METADATA_KEY
 from shim import errors as shim_errors
 from shim.errors import HudiShimError, InvalidArgumentError
 from shim.filters import FilterLike
 from shim.filters.expr import EXPR_TYPES
+from shim.read.damage import CorruptMode
 
 
 class RemoteError(HudiShimError):
@@ -168,17 +169,24 @@ class ShimClient:
         limit: int | None = None,
         dictionary_partitions: bool = False,
         dictionary_strings: bool = False,
+        corrupt: CorruptMode = "error",
     ) -> pa.Table:
         """The rows of a scan, collected (see `scan_batches` to stream them). A scan a concurrent
-        clean or rollback broke off (FileGoneError) is asked for once more."""
+        clean or rollback broke off (FileGoneError) is asked for once more. With `corrupt="skip"`
+        the result's schema metadata holds the server's report of the corrupt log regions skipped
+        (`SKIPPED_METADATA_KEY`: JSON `{"count", "blocks"}`, paths relative to the table)."""
         for attempt in (1, 2):
+            skipped: dict[bytes, bytes] = {}
             try:
-                return self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit,
-                                         dictionary_partitions=dictionary_partitions,
-                                         dictionary_strings=dictionary_strings).read_all()
+                result = self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit,
+                                           dictionary_partitions=dictionary_partitions,
+                                           dictionary_strings=dictionary_strings, corrupt=corrupt,
+                                           report=skipped).read_all()
             except shim_errors.FileGoneError:
                 if attempt == 2:
                     raise
+                continue
+            return result.replace_schema_metadata({**(result.schema.metadata or {}), **skipped}) if skipped else result
         raise AssertionError("unreachable")
 
     def scan_batches(
@@ -191,13 +199,16 @@ class ShimClient:
         limit: int | None = None,
         dictionary_partitions: bool = False,
         dictionary_strings: bool = False,
+        corrupt: CorruptMode = "error",
+        report: dict[bytes, bytes] | None = None,
     ) -> pa.RecordBatchReader:
         """Stream a scan: batches are read from the connection as the caller consumes them.
 
         `filter` is filter text, `[(column, op, value), ...]`, or a `pyarrow.compute.Expression`
         (sent as Substrait). `dictionary_partitions` asks for partition columns dictionary-encoded;
         `dictionary_strings`, for those and the string columns data files store as dictionaries
-        (see `shim.Table.scan`).
+        (see `shim.Table.scan`). With `corrupt="skip"`, damaged log blocks are skipped and the
+X
         Errors in the request are raised here; an error the server meets mid-stream is raised
         when the batch that carries it is read.
         """
@@ -221,6 +232,8 @@ class ShimClient:
         decode = self.wire_dictionaries and not dictionary_partitions and not dictionary_strings
         if dictionary_strings or decode:
             body["dictionary_strings"] = True
+        if corrupt != "error":
+            body["corrupt"] = corrupt
         if self.compression is not None:
             body["compression"] = self.compression
         response = self._request("POST", f"/v1/tables/{_quote(name)}/scan", body, accept=MEDIA_TYPE)
@@ -233,8 +246,8 @@ class ShimClient:
             raise
         if decode:
             schema = plain_schema(stream.schema)
-            return pa.RecordBatchReader.from_batches(schema, _batches(stream, response, schema))
-        return pa.RecordBatchReader.from_batches(stream.schema, _batches(stream, response))
+            return pa.RecordBatchReader.from_batches(schema, _batches(stream, response, schema, report))
+        return pa.RecordBatchReader.from_batches(stream.schema, _batches(stream, response, report=report))
 
 
 def plain_schema(schema: pa.Schema) -> pa.Schema:
@@ -251,7 +264,7 @@ def _decoded(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 
 
 def _batches(stream: pa.ipc.RecordBatchStreamReader, response: http.client.HTTPResponse,
-             decode_to: pa.Schema | None = None) -> Iterator[pa.RecordBatch]:
+             decode_to: pa.Schema | None = None, report: dict[bytes, bytes] | None = None) -> Iterator[pa.RecordBatch]:
     try:
         while True:
             try:
@@ -260,6 +273,10 @@ def _batches(stream: pa.ipc.RecordBatchStreamReader, response: http.client.HTTPR
                 return
             if metadata is not None and ERROR_METADATA_KEY in metadata:
                 raise error_from_document(json.loads(metadata[ERROR_METADATA_KEY]))
+            if metadata is not None and SKIPPED_METADATA_KEY in metadata:
+                if report is not None:
+                    report[SKIPPED_METADATA_KEY] = metadata[SKIPPED_METADATA_KEY]
+                continue
             yield batch if decode_to is None else _decoded(batch, decode_to)
     except (http.client.HTTPException, OSError, pa.ArrowInvalid) as exc:
         raise RemoteError(f"the scan stream from the server broke off: {exc}") from exc

@@ -15,6 +15,7 @@ from shim.plan.slices import FileSlice
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
 from shim.read.committed import CommittedFiles
+from shim.read.damage import CorruptMode, SkippedBlocks
 from shim.read.file_schemas import FileSchema, file_schemas
 from shim.read.plan_cache import PlanCache
 from shim.read.request import FilterLike, ScanMode, build_scan
@@ -190,6 +191,8 @@ class Table:
         limit: int | None = None,
         *,
         dictionary_strings: bool = False,
+        corrupt: CorruptMode = "error",
+        skipped: SkippedBlocks | None = None,
     ) -> pa.RecordBatchReader:
         """Stream the table's rows.
 
@@ -208,14 +211,20 @@ class Table:
             dictionary_strings: return dictionary-encoded the partition columns and the string
                 columns that data files store as dictionaries (repeated values such as names and
                 codes), sparing their decoding; columns the filter or the merge compares stay plain.
+            corrupt: "error" (default): a log block inside bytes a completed commit appended that
+                cannot be read raises `CommittedDataError` (file, offset, instant); "skip" goes on
+                without it, as Hudi does. Corrupt regions no commit wrote (the torn tail of a
+                failed append) are skipped either way.
+            skipped: collects the corrupt log regions the scan skipped, as it meets them.
         """
         table = self.current()
         request = (mode, None if columns is None or isinstance(columns, str) else tuple(columns), as_of,
-                   include_meta, dictionary_partitions, limit, dictionary_strings)
+                   include_meta, dictionary_partitions, limit, dictionary_strings, corrupt)
         reader = table._plans.planned(request if _hashable(request) else None, filter, lambda: build_scan(
             table, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
             dictionary_partitions=dictionary_partitions, limit=limit, dictionary_strings=dictionary_strings,
-        )).reader()
+            corrupt=corrupt,
+        )).reader(skipped)
         return pa.RecordBatchReader.from_batches(reader.schema, table._noting_files_gone(reader))
 
     def _noting_files_gone(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
@@ -236,16 +245,29 @@ class Table:
         include_meta: bool = False,
         dictionary_partitions: bool = False,
         limit: int | None = None,
+        *,
+        corrupt: CorruptMode = "error",
     ) -> pa.Table:
         """Like `scan`, collected into a `pyarrow.Table`.
 
         When a file the read planned is removed meanwhile (a concurrent clean or rollback), the
-        timeline is reloaded and the read runs once more, on a plan without it."""
-        try:
-            return self.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit).read_all()
-        except FileGoneError:
-            return self.current(reopen=True).scan(mode, columns, filter, as_of, include_meta, dictionary_partitions,
-                                                   limit).read_all()
+        timeline is reloaded and the read runs once more, on a plan without it. With
+        `corrupt="skip"`, the result's schema metadata holds the report of the corrupt log
+        regions skipped (`shim.read.damage.SKIPPED_BLOCKS_KEY`: JSON `{"count", "blocks"}`)."""
+        for attempt in (1, 2):
+            skipped = SkippedBlocks()
+            table = self if attempt == 1 else self.current(reopen=True)
+            try:
+                result = table.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit,
+                                    corrupt=corrupt, skipped=skipped).read_all()
+            except FileGoneError:
+                if attempt == 2:
+                    raise
+                continue
+            if corrupt == "skip":
+                result = result.replace_schema_metadata({**(result.schema.metadata or {}), **skipped.metadata()})
+            return result
+        raise AssertionError("unreachable")
 
     def incremental(
         self,

@@ -50,12 +50,14 @@ class LogFileContents:
     Attributes:
         corrupt_regions: `(start, end)` byte ranges skipped as corrupt; `start` is the offset of the
             bad block's magic, `end` that of the next magic (or the file size).
+        corrupt_reasons: why each region is corrupt, in the same order.
     """
 
     path: str
     data: bytes
     blocks: tuple[LogBlock, ...]
     corrupt_regions: tuple[tuple[int, int], ...] = ()
+    corrupt_reasons: tuple[str, ...] = ()
 
 
 def read_log_file(path: str) -> LogFileContents:
@@ -82,6 +84,7 @@ def parse_log_bytes(data: bytes, path: str) -> LogFileContents:
     size = len(data)
     blocks: list[LogBlock] = []
     corrupt: list[tuple[int, int]] = []
+    reasons: list[str] = []
     pos = 0
     while size - pos >= len(MAGIC):  # fewer bytes left is Hudi's end of file
         if data[pos : pos + len(MAGIC)] != MAGIC:
@@ -104,13 +107,15 @@ def parse_log_bytes(data: bytes, path: str) -> LogFileContents:
                 stacklevel=2,
             )
             corrupt.append((pos, end))
+            reasons.append(reason)
             pos = end
             continue
         assert length is not None
         block = _parse_block(data, path, pos, body + 8, body + 8 + length)
         blocks.append(block)
         pos = body + 8 + length
-    return LogFileContents(path=path, data=data, blocks=tuple(blocks), corrupt_regions=tuple(corrupt))
+    return LogFileContents(path=path, data=data, blocks=tuple(blocks), corrupt_regions=tuple(corrupt),
+                           corrupt_reasons=tuple(reasons))
 
 
 def _java_int(value: int) -> int:

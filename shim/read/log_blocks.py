@@ -1,7 +1,8 @@
 """Which log blocks of a file slice a read sees, in the order their records apply.
 
 Hudi's log scanner rules (`BaseHoodieLogRecordReader.scanInternal`):
-- corrupt blocks are skipped (the reader already warned about them);
+- corrupt blocks are skipped (the reader already warned about them), unless a completed commit
+  wrote them (`shim.read.damage`);
 - data and delete blocks whose instant is after the read instant, or not a completed write, are
   skipped (uncommitted data is never visible);
 - a rollback command block removes every earlier block written by its target instant;
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from shim.errors import UnsupportedFeatureError
 from shim.log.blocks import BlockType, HeaderKey, LogBlock
 from shim.log.reader import LogFileContents, read_log_file
+from shim.read.damage import LogDamage
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
 
@@ -32,11 +34,15 @@ class VisibleBlock:
     block: LogBlock
 
 
-def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: str) -> list[VisibleBlock]:
-    """The data and delete blocks a read as of `read_instant` applies, in order."""
+def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: str,
+                   damage: LogDamage | None = None) -> list[VisibleBlock]:
+    """The data and delete blocks a read as of `read_instant` applies, in order; `damage` decides
+    about corrupt regions (without: skipped, as Hudi does)."""
     kept: list[VisibleBlock] = []
     for path in log_paths:
         contents = read_log_file(path)
+        if damage is not None:
+            damage.check(contents)
         for block in contents.blocks:
             kind = block.block_type
             if kind is BlockType.CORRUPT or kind is BlockType.CDC:

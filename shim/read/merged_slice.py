@@ -16,6 +16,7 @@ import pyarrow as pa
 from shim.errors import CorruptFileError
 from shim.plan.slices import FileSlice
 from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
+from shim.read.damage import SkippedBlocks
 from shim.read.key_lookup import files_with_any
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
@@ -27,9 +28,11 @@ if TYPE_CHECKING:
 SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 
 
-def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None) -> SliceReader:
+def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
+                        skipped: SkippedBlocks | None = None) -> SliceReader:
     """A function reading one file slice (base + logs) as of the scan's read instant; with
-    `lookup` (the record keys the filter pins), a base file ruled out by its bloom filter is not read."""
+    `lookup` (the record keys the filter pins), a base file ruled out by its bloom filter is not
+    read; corrupt log regions skipped are recorded in `skipped`."""
     assert scan.read_instant is not None and scan.merge is not None
     cache = scan.table.slice_cache
     columns = scan.read_schema.names
@@ -42,7 +45,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
         if _base_ruled_out(file_slice):
             # No row of the base file has a key asked for: only log records can match. Which of
             # them stand does not depend on the base file's other keys.
-            yield from _log_rows(state or start_slice_merge(scan, file_slice).state(), file_slice)
+            yield from _log_rows(state or start_slice_merge(scan, file_slice, skipped).state(), file_slice)
         elif state is None:
             yield from _first_read(file_slice)
         else:
@@ -60,7 +63,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None)
         return path, plan
 
     def _first_read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
-        merge = start_slice_merge(scan, file_slice)
+        merge = start_slice_merge(scan, file_slice, skipped)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
             for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, first_soonest=few):
@@ -128,8 +131,9 @@ def _remember(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge) -> Sl
     state holds what is needed of it)."""
     assert scan.read_instant is not None
     state = merge.state()
-    scan.table.slice_cache.put((file_slice, scan.read_instant), state, state.nbytes)
-    scan.table.slice_cache.discard(log_key(file_slice, scan.read_instant))
+    if merge.remember:
+        scan.table.slice_cache.put((file_slice, scan.read_instant), state, state.nbytes)
+        scan.table.slice_cache.discard(log_key(file_slice, scan.read_instant))
     return state
 
 

@@ -15,6 +15,7 @@ from shim.plan.partitions import partition_values
 from shim.plan.slices import FileSlice, file_slices_as_of
 from shim.plan.table_schema import META_COLUMNS
 from shim.read.base_files import BATCH_SIZE, dictionary_columns
+from shim.read.damage import CorruptMode, SkippedBlocks, corrupt_mode
 from shim.read.key_lookup import pinned_keys
 from shim.read.merge_keys import MergeSpec, merge_spec_for
 from shim.read.partition_fill import (
@@ -60,6 +61,7 @@ class PlannedScan:
     commit_filter: pc.Expression | None
     resolver: SchemaResolver
     limit: int | None = None
+    corrupt: CorruptMode = "error"
 
     @property
     def batch_size(self) -> int:
@@ -82,15 +84,15 @@ class PlannedScan:
         """Output columns returned dictionary-encoded."""
         return frozenset(f.name for f in self.output_schema if pa.types.is_dictionary(f.type))
 
-    def reader(self) -> pa.RecordBatchReader:
-        """Stream the rows."""
+    def reader(self, skipped: SkippedBlocks | None = None) -> pa.RecordBatchReader:
+        """Stream the rows; corrupt log regions skipped are recorded in `skipped`."""
         from shim.read.merged_slice import merged_slice_reader
 
         lookup = pinned_keys(self.row_filter.expr if self.row_filter else None, self.table.config,
                              self.schemas.full_schema)
         slice_reader = None
         if self.mode == "snapshot" and any(s.has_logs for s in self.slices):
-            slice_reader = merged_slice_reader(self, lookup)
+            slice_reader = merged_slice_reader(self, lookup, skipped)
         context = ScanContext(
             table_path=self.table.path,
             read_schema=self.read_schema,
@@ -123,13 +125,16 @@ def build_scan(
     dictionary_partitions: bool = False,
     limit: int | None = None,
     dictionary_strings: bool = False,
+    corrupt: CorruptMode = "error",
 ) -> PlannedScan:
     """Check the request against the table and plan the file slices to read.
 
     With `dictionary_partitions`, top-level partition columns are returned dictionary-encoded;
     with `dictionary_strings`, those and the string columns the newest base file stores as
     dictionaries (see `stored_dictionaries`); with `limit`, the scan stops after that many rows.
+    `corrupt` says what a damaged log block a completed commit wrote does (`shim.read.damage`).
     """
+    corrupt = corrupt_mode(corrupt)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidArgumentError(f"limit must be a whole number of rows, 0 or more; got {limit!r}")
     scan_mode = _MODES.get(str(mode).lower())
@@ -192,6 +197,7 @@ def build_scan(
         commit_filter=commit_filter,
         resolver=resolver,
         limit=limit,
+        corrupt=corrupt,
     )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from shim.plan.slices import FileSlice
+from shim.read.damage import LogDamage, SkippedBlocks
 from shim.read.keys import record_keys
 from shim.read.log_blocks import visible_blocks
 from shim.read.log_records import read_slice_log
@@ -80,6 +81,7 @@ class SliceMerge:
     masks: list[np.ndarray]
     base_rows: int = 0
     dropped: bool = False
+    remember: bool = True
 
     def keep(self, batch: pa.RecordBatch, scan: PlannedScan, path: str) -> np.ndarray | None:
         """Which rows of a base batch (holding the merge columns) survive; None: all of them."""
@@ -108,18 +110,23 @@ class SliceMerge:
         return SliceMergeState(self.base_rows, keep, log_rows)
 
 
-def start_slice_merge(scan: PlannedScan, file_slice: FileSlice) -> SliceMerge:
+def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: SkippedBlocks | None = None) -> SliceMerge:
     """Decode the slice's visible log blocks (every table column) and resolve them per key; a
-    log side remembered by the table's cache is taken as it is."""
+    log side remembered by the table's cache is taken as it is. Corrupt log regions are treated
+    as `scan.corrupt` says (and recorded in `skipped`); a slice that has some is not remembered."""
     spec = scan.merge
     assert spec is not None and scan.read_instant is not None
     table = scan.table
     key = log_key(file_slice, scan.read_instant)
     side = table.slice_cache.get(key)
+    remember = True
     if not isinstance(side, SliceLog):
-        blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant)
+        damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, scan.corrupt, skipped)
+        blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
         log = read_slice_log(blocks, scan.schemas.resolver, scan.schemas.full_schema, spec)
         side = SliceLog(log.data, resolve_winners(log.events, spec.mode))
-        table.slice_cache.put(key, side, side.nbytes)
+        remember = not damage.found
+        if remember:
+            table.slice_cache.put(key, side, side.nbytes)
     merger = BaseMerger(side.winners, spec.mode)
-    return SliceMerge(side.data, merger, spec.mode is MergeMode.EVENT_TIME_ORDERING, [])
+    return SliceMerge(side.data, merger, spec.mode is MergeMode.EVENT_TIME_ORDERING, [], remember=remember)

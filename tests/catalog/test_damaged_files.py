@@ -4,14 +4,17 @@ reader's own open), so each test shows one exact sequence of events."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
+import httpx
 import pyarrow as pa
 import pytest
 
 import shim.read.log_blocks
 from catalog.settings import Settings
+from catalog.stream import SKIPPED_METADATA_KEY
 from engines.http import ShimClient
 from shim.errors import CommittedDataError, FileGoneError
 from shim.timeline.instant import Action
@@ -172,3 +175,64 @@ def test_the_client_raises_committed_data_errors_as_the_shims_own(tmp_path):
             pytest.raises(CommittedDataError, match=gone.name) as info:
         ShimClient(live.url).scan("t")
     assert info.value.instant == table.instants[2]
+
+
+def flip_second_magic(table: TinyTable, group: int) -> tuple[Path, int]:
+    """Damage the magic of the second block (the delete block) of the group's log: Hudi's reader
+    then drops the whole file. Returns the log and its size."""
+    log = log_of(table, group)
+    data = bytearray(log.read_bytes())
+    data[data.find(b"#HUDI#", 1)] ^= 0x01
+    log.write_bytes(bytes(data))
+    return log, len(data)
+
+
+def build_logged(root: Path) -> TinyTable:
+    """Two file groups, each base file updated by a log of a data block and a delete block."""
+    table = TinyTable(root / "t", SCHEMA)
+    for g in range(2):
+        base = table.base([{"id": f"g{g}-{i}", "ts": 1, "v": "old"} for i in range(100)], file_id=f"fg{g}-0")
+        table.log([{"id": f"g{g}-{i}", "ts": 2, "v": "new"} for i in range(50)], deletes=[f"g{g}-99"],
+                  file_id=f"fg{g}-0", base_instant=base)
+    return table
+
+
+def test_a_damaged_committed_log_block_is_a_500_naming_file_offset_and_instant(tmp_path):
+    table = build_logged(tmp_path / "wh")
+    log, _ = flip_second_magic(table, 1)
+    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:")) as live:
+        outcome = scan_outcome(live.url, "t", {})
+        http_error = None
+        try:
+            ShimClient(live.url).scan("t")
+        except CommittedDataError as exc:
+            http_error = exc
+    assert outcome.error is not None, f"{outcome.rows} rows and no error"
+    assert outcome.status == 500 or not outcome.complete
+    assert outcome.error["type"] == "CommittedDataError"
+    assert (outcome.error["offset"], outcome.error["instant"]) == (0, table.instants[3])
+    assert log.name in outcome.error["message"] and str(tmp_path) not in outcome.error["message"]
+    assert http_error is not None and http_error.instant == table.instants[3]
+
+
+def test_corrupt_skip_reads_on_and_reports_the_skipped_blocks_in_the_stream(tmp_path):
+    table = build_logged(tmp_path / "wh")
+    log, size = flip_second_magic(table, 1)
+    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:")) as live:
+        result = ShimClient(live.url).scan("t", corrupt="skip")
+        plain = httpx.post(f"{live.url}/v1/tables/t/scan", json={"corrupt": "skip"}, timeout=60)
+    values = result.column("v").to_pylist()
+    assert (values.count("new"), values.count("old")) == (50, 149)  # group 1's updates and delete lost
+    report = json.loads(result.schema.metadata[SKIPPED_METADATA_KEY])
+    assert report == {"count": 1, "blocks": [{"path": log.name, "offset": 0, "length": size,
+                                              "reason": "no block magic follows it", "instant": table.instants[3]}]}
+    assert plain.status_code == 200
+    batches = []
+    stream = pa.ipc.open_stream(plain.content)
+    while True:
+        try:
+            batches.append(stream.read_next_batch_with_custom_metadata())
+        except StopIteration:
+            break
+    last, metadata = batches[-1]
+    assert last.num_rows == 0 and json.loads(metadata[SKIPPED_METADATA_KEY])["count"] == 1
