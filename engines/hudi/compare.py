@@ -13,12 +13,15 @@ Normalization, all of it:
   name; the shim reads with the schema of that time, by column id. Columns are paired by column
   id; where a column has the same name then and now, values must be equal (the shim's cast to
   Hudi's later type, e.g. int -> bigint). Where it was renamed since, Hudi returns nulls (it looks
-  for the new name in files that hold the old one: wrong) and the shim returns the data; the
-  comparison asserts exactly that and reports the column. Hudi also reads nulls for a renamed
-  column as of commits after the rename, from files written before it. Wherever Hudi's time
-  travel reads nulls for a column renamed at any time, the shim's values are checked against
-  Hudi's snapshot instead, on the records unchanged since (same commit time): Hudi's snapshot
-  reads renamed columns correctly.
+  for the new name in files that hold the old one: wrong) and the shim returns the data. Hudi
+  also reads nulls for a renamed column as of commits after the rename, from files written
+  before it. So for a column renamed at any time, the values Hudi reads must equal the shim's,
+  and where Hudi reads nulls the shim's values are checked against Hudi's snapshot instead, on
+  the records unchanged since (same commit time): Hudi's snapshot reads renamed columns
+  correctly. The columns are reported (`hudi_wrong`). A name dropped and added again with
+  another column id: Hudi's time travel reads the dropped column's old values under it (by
+  name); the shim reads null there, which the comparison accepts only for record versions
+  written before the new column existed, and reports the column.
 - Incremental windows: Hudi 1.2 sometimes leaves out records of a window whose commits were
   archived; the records a window must return are taken from Hudi's own time travel to the
   window's last commit (those whose commit time is in the window), and the shim must return
@@ -130,33 +133,64 @@ def compare_same_schema(name: str, hudi: pa.Table, shim: pa.Table) -> Comparison
 
 
 def compare_time_travel(name: str, hudi: pa.Table, shim: pa.Table, latest: pa.Schema,
-                        renamed_ids: frozenset[int] = frozenset(), snapshot: pa.Table | None = None) -> Comparison:
+                        renamed_ids: frozenset[int] = frozenset(), snapshot: pa.Table | None = None,
+                        readded: Mapping[int, str] | None = None) -> Comparison:
     """A time-travel read: the shim's columns of then paired by id with Hudi's of now; columns
     renamed at any time (`renamed_ids`) that Hudi reads as nulls are checked against Hudi's
-    `snapshot` on the records unchanged since (module doc)."""
+    `snapshot` on the records unchanged since; `readded` maps the ids of columns that took a
+    dropped column's name to the instant they were added (module doc)."""
     then_ids, now_ids = leaf_ids(shim.schema), leaf_ids(latest)
     now_by_id = {v: k for k, v in now_ids.items()}
     hudi_leaves = [p for p in leaves(hudi.select([c for c in hudi.column_names if c not in NOT_COMPARED]))]
     pairs: dict[str, str] = {}  # hudi path -> shim path with the same name then and now
     renamed: dict[str, str] = {}  # hudi path -> shim path of the same column under its old name
-    hudi_columns = leaves(hudi)
+    reused: dict[str, tuple[str, str]] = {}  # hudi path -> (shim path, instant the column was added)
     for shim_path, column_id in then_ids.items():
         now = now_by_id.get(column_id)
         if now is None or now not in hudi_leaves:
             continue
-        nulls = hudi_columns[now].null_count == len(hudi_columns[now]) and hudi.num_rows > 0
-        if now != shim_path or (column_id in renamed_ids and nulls):
+        if now != shim_path or column_id in renamed_ids:
             renamed[now] = shim_path
+        elif readded and column_id in readded:
+            reused[now] = (shim_path, readded[column_id])
         else:
             pairs[now] = shim_path
     for meta in (COMMIT_TIME, KEY, PARTITION):
         if meta in hudi.column_names and meta in shim.column_names:
             pairs[meta] = meta
     problems = _compare_rows(hudi, shim, pairs, renamed)
+    resurrected = []
+    for now, (then, added) in reused.items():
+        found = _readded(hudi, shim, now, then, added)
+        problems += found[0]
+        if found[1]:
+            resurrected.append(f"{now} (re-added: Hudi reads the dropped column's values)")
     if renamed and snapshot is not None and not problems:
         problems += _against_snapshot(shim, snapshot, renamed)
-    wrong = tuple(f"{now} (was {then})" for now, then in sorted(renamed.items()))
-    return Comparison(name, hudi.num_rows, tuple(problems), wrong)
+    wrong = tuple(f"{now} (was {then})" for now, then in sorted(renamed.items())
+                  if _nulls_where_values(hudi, shim, now, then))
+    return Comparison(name, hudi.num_rows, tuple(problems), wrong + tuple(resurrected))
+
+
+def _readded(hudi: pa.Table, shim: pa.Table, hudi_path: str, shim_path: str, added: str) -> tuple[list[str], bool]:
+    """A column that took a dropped column's name: equal values, except where the shim reads null
+    for a record version written before the column was added (Hudi reads the old column's
+    value there). Returns the problems and whether Hudi did so."""
+    hudi_sorted, shim_sorted = _by_key(hudi), _by_key(shim)
+    want_col, got_col = leaves(hudi_sorted)[hudi_path], leaves(shim_sorted)[shim_path]
+    if got_col.type != want_col.type:
+        got_col = got_col.cast(want_col.type)
+    times = shim_sorted.column(COMMIT_TIME).to_pylist()
+    keys, resurrected, wrong = _keys(shim_sorted), False, []
+    for key, when, want, got in zip(keys, times, want_col.to_pylist(), got_col.to_pylist(), strict=True):
+        if want == got:
+            continue
+        if got is None and str(when) < added:
+            resurrected = True
+        else:
+            wrong.append((key, want, got))
+    problems = [f"{hudi_path}: {len(wrong)} values differ, e.g. (key, hudi, shim) {wrong[:3]}"] if wrong else []
+    return problems, resurrected
 
 
 def _compare_rows(hudi: pa.Table, shim: pa.Table, pairs: Mapping[str, str], renamed: Mapping[str, str]) -> list[str]:
@@ -183,12 +217,23 @@ def _compare_rows(hudi: pa.Table, shim: pa.Table, pairs: Mapping[str, str], rena
         if not want.equals(got):
             diffs = [(k, w, g) for k, w, g in zip(hudi_keys, want.to_pylist(), got.to_pylist(), strict=True) if w != g]
             problems.append(f"{hudi_path}: {len(diffs)} values differ, e.g. (key, hudi, shim) {diffs[:3]}")
-    for hudi_path in renamed:
-        values = hudi_cols[hudi_path]
-        if values.null_count != len(values):
-            problems.append(f"{hudi_path}: expected Hudi's time travel to read nulls for a column renamed since "
-                            f"(it matches the new name in older files); it read values")
+    for hudi_path, shim_path in renamed.items():
+        want, got = hudi_cols[hudi_path], shim_cols[shim_path]
+        if got.type != want.type:
+            got = got.cast(want.type)
+        wrong = [(k, w, g) for k, w, g in zip(hudi_keys, want.to_pylist(), got.to_pylist(), strict=True)
+                 if w is not None and w != g]
+        if wrong:
+            problems.append(f"{hudi_path} (the shim's {shim_path}): where Hudi's time travel reads a value (not the "
+                            f"null it reads from files holding the old name) it differs, e.g. {wrong[:3]}")
     return problems
+
+
+def _nulls_where_values(hudi: pa.Table, shim: pa.Table, hudi_path: str, shim_path: str) -> bool:
+    """Whether Hudi read a null where the shim read a value, for some record."""
+    hudi_sorted, shim_sorted = _by_key(hudi), _by_key(shim)
+    want, got = leaves(hudi_sorted)[hudi_path].to_pylist(), leaves(shim_sorted)[shim_path].to_pylist()
+    return any(w is None and g is not None for w, g in zip(want, got, strict=True))
 
 
 def _against_snapshot(shim: pa.Table, snapshot: pa.Table, columns: Mapping[str, str]) -> list[str]:

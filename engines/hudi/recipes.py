@@ -66,7 +66,8 @@ def _props(props: dict[str, str]) -> str:
 
 def _mor_evolve() -> Recipe:
     """Merge-on-read, Hudi's default table version, Avro log blocks, one partition field, metadata
-    table on; Spark SQL DML and every kind of DDL; inline compaction; LSM archive."""
+    table on; Spark SQL DML and every kind of DDL (type changes: int -> bigint, float -> double,
+    int -> string, double -> decimal); inline compaction; LSM archive."""
     # The metadata table's partition stats fail on this table's evolved nested column ("Error while
     # completing streaming commit to metadata", Hudi 1.2.0): the files index stays on, stats off.
     props = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "4",
@@ -124,11 +125,14 @@ def _mor_evolve() -> Recipe:
                          f"@named_struct('rank', 2, 'colour', 'k', 'size', {i}, 'weight', 0.5D)", regions[i % 3], i)
                         for i in range(4)])),
         _sql("DELETE FROM {table} WHERE id = 41"),
+        _sql("ALTER TABLE {table} ALTER COLUMN note TYPE STRING"),
+        _sql("ALTER TABLE {table} ALTER COLUMN price TYPE DECIMAL(20, 4)"),
+        _sql("UPDATE {table} SET note = 'n', price = 1.125, ts = 800 WHERE id = 42"),
     ]
     return Recipe("mor_evolve", "mor", 9, (
         "merge-on-read", "table version 9", "avro log blocks", "one partition field", "metadata table on",
         "insert/update/delete/merge into", "add columns after, nested first", "rename", "drop", "re-add with new type",
-        "int->bigint", "float->double", "nested add/rename", "alter column after", "inline compaction",
+        "int->bigint", "float->double", "int->string", "double->decimal", "nested add/rename", "alter column after", "inline compaction",
         "lsm archive"), tuple(steps))
 
 
