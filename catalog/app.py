@@ -8,12 +8,15 @@ lives on `app.state.catalog`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 try:
@@ -22,11 +25,13 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the hudi-shim HTTP API needs FastAPI: pip install 'hudi-shim[serve]'") from exc
 
 import shim
+from catalog.admission import ScanSlots
 from catalog.errors import error_response, install_error_handlers
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.routes import publish_router
 from catalog.iceberg.routes import router as iceberg_router
+from catalog.responses import SCAN_DEADLINE
 from catalog.routes import router
 from catalog.service import Catalog
 from catalog.settings import Settings
@@ -52,6 +57,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         catalog = Catalog(settings)
         app.state.catalog = catalog
+        app.state.scan_slots = ScanSlots(settings.max_scans, settings.max_waiting_scans, settings.scan_wait_seconds)
         folder = settings.iceberg_location()
         temporary = folder is None
         if folder is None:
@@ -73,15 +79,16 @@ def create_app(settings: Settings) -> FastAPI:
                 shutil.rmtree(folder, ignore_errors=True)
 
     app = FastAPI(title="hudi-shim", version=shim.__version__, description=DESCRIPTION, lifespan=lifespan)
-    app.add_middleware(_EndAbortedStreams)
+    app.add_middleware(_EndResponsesCutShort, write_timeout=settings.write_timeout_seconds)
     app.add_middleware(_LimitRequestBody, max_bytes=settings.max_request_bytes)
+    _quiet_on_purpose(logging.getLogger("uvicorn.error"))
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(iceberg_router)
     app.include_router(publish_router)
 
     @app.get("/health", summary="Liveness", tags=["health"])
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:
         return {"status": "ok"}
 
     return app
@@ -97,22 +104,76 @@ def _keep_refreshed(folder: HadoopCatalogFolder, seconds: float, stop: threading
         stop.wait(seconds)
 
 
-class _EndAbortedStreams:
-    """A scan that fails mid-stream has sent its error batch: end the response there, cut short."""
+class ClientTooSlowError(Exception):
+    """The client took none of a response's bytes for the write timeout (or past a scan's deadline)."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+
+#: Set in the task of a request whose response this app cut short on purpose.
+_CUT_SHORT: ContextVar[bool] = ContextVar("hudi_shim_cut_short", default=False)
+_NOT_COMPLETED = "ASGI callable returned without completing response"
+_SEND_GRACE_SECONDS = 1.0
+
+
+class _EndResponsesCutShort:
+    """Every send waits at most `write_timeout` for the client (a scan's, at most until its
+    deadline and a second more, for its error batch). A response that fails once started (a
+    scan's error batch sent, a limit, a client too slow) ends there: the connection closes
+    without the chunked body's last chunk, so every HTTP client sees it incomplete. One line is
+    logged, not the server's error for an unfinished response."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], write_timeout: float) -> None:
         self.app = app
+        self.write_timeout = write_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
-        except StreamAborted as exc:
-            log.warning("scan of %s ended early: %s", scope.get("path"), exc.error)
-        except BaseExceptionGroup as group:
-            aborted, rest = group.split(StreamAborted)
-            if rest is not None:
+            return
+        started = False
+
+        async def send_in_time(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            timeout = self.write_timeout
+            deadline = scope.get(SCAN_DEADLINE)
+            if deadline is not None:
+                timeout = min(timeout, max(deadline - time.monotonic(), 0.0) + _SEND_GRACE_SECONDS)
+            try:
+                async with asyncio.timeout(timeout):
+                    await send(message)
+            except TimeoutError:
+                raise ClientTooSlowError(f"the client took no bytes for {timeout:.3g} seconds") from None
+            started = started or message["type"] == "http.response.start"
+
+        try:
+            await self.app(scope, receive, send_in_time)
+        except Exception as exc:
+            if not started:
                 raise
-            log.warning("scan of %s ended early: %s", scope.get("path"), aborted)
+            _CUT_SHORT.set(True)
+            log.warning("%s %s ended early: %s", scope.get("method"), scope.get("path"), _cause(exc))
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The error behind the wrappers a stream's failure arrives in (task groups, StreamAborted)."""
+    while True:
+        if isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
+        elif isinstance(error, StreamAborted):
+            return error.error
+        else:
+            return error
+
+
+class _QuietOnPurpose(logging.Filter):
+    """Drops the server's 'returned without completing response' error for responses cut short on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_CUT_SHORT.get() and str(record.msg).startswith(_NOT_COMPLETED))
+
+
+def _quiet_on_purpose(logger: logging.Logger) -> None:
+    if not any(isinstance(f, _QuietOnPurpose) for f in logger.filters):
+        logger.addFilter(_QuietOnPurpose())
 
 
 class _LimitRequestBody:

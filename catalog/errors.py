@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from catalog.admission import ServerBusyError
 from catalog.stream import ScanLimitError, error_document
 from shim.errors import (
     ColumnNotFoundError,
@@ -47,6 +48,7 @@ STATUS_BY_ERROR: tuple[tuple[type[BaseException], int], ...] = (
     (FileGoneError, 409),  # the table changed under the request: asking again sees the new state
     (SchemaEvolutionError, 409),
     (ScanLimitError, 413),
+    (ServerBusyError, 503),  # with Retry-After
     (HudiShimError, 500),  # corrupt files, unreadable table metadata: the server's data, not the request
 )
 
@@ -82,9 +84,10 @@ async def _shim_error(request: Request, exc: Exception) -> JSONResponse:
     status = status_for(exc)
     document = error_document(exc)
     document["message"] = redact(str(document["message"]), request)
-    if status >= 500:
+    if status >= 500 and status != 503:
         log.error("%s %s failed: %s", request.method, request.url.path, document["message"])
-    return error_response(status, document)
+    retry = getattr(exc, "retry_after", None)
+    return error_response(status, document, {"Retry-After": str(retry)} if retry is not None else None)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

@@ -1,4 +1,5 @@
-"""The `/v1` endpoints. Handlers are plain functions (FastAPI runs them in worker threads)."""
+"""The `/v1` endpoints. Metadata handlers are plain functions (FastAPI runs them in its worker
+threads); scans take a slot (`catalog.admission`) and do their blocking work on threads of their own."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from typing import Annotated, Any, Literal
 
 import pyarrow as pa
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from catalog.admission import ScanSlots
 from catalog.errors import UnauthorizedError
 from catalog.models import (
     ErrorBody,
@@ -28,11 +30,13 @@ from catalog.models import (
     TimelineModel,
     schema_fields,
 )
+from catalog.responses import SCAN_DEADLINE, ScanResponse
 from catalog.service import Catalog, ScanRequest
 from catalog.stream import MEDIA_TYPE, error_document, ipc_stream, prefetched
 from shim.errors import FileGoneError, HudiShimError, InvalidArgumentError, InvalidFilterError
 from shim.filters.substrait import filter_from_substrait
 from shim.read.damage import SkippedBlocks
+from shim.read.time_limit import TimeLimit
 
 _bearer = HTTPBearer(auto_error=False, description="the server's token, when it was started with one")
 
@@ -44,7 +48,7 @@ def _catalog(request: Request) -> Catalog:
     return catalog
 
 
-def require_token(
+async def require_token(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> None:
     expected = _catalog(request).settings.token
@@ -55,7 +59,7 @@ def require_token(
         raise UnauthorizedError("missing or wrong bearer token (send 'Authorization: Bearer <token>')")
 
 
-def reject_unknown_query_parameters(request: Request) -> None:
+async def reject_unknown_query_parameters(request: Request) -> None:
     """A misspelt parameter (`?asof=`) is an error, not silently ignored."""
     route = request.scope.get("route")
     dependant = getattr(route, "dependant", None)
@@ -83,7 +87,8 @@ _ERRORS = {
     409: {"model": ErrorBody, "description": "the table uses a feature hudi-shim does not read (UnsupportedFeatureError), "
                                              "or changed under the request: a file it planned to read was removed "
                                              "meanwhile (FileGoneError; ask again)"},
-    500: {"model": ErrorBody, "description": "the table's files cannot be read"},
+    500: {"model": ErrorBody, "description": "the table's files cannot be read, or data a completed commit wrote "
+                                             "is missing or damaged (CommittedDataError)"},
 }
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_token), Depends(reject_unknown_query_parameters)],
@@ -138,30 +143,45 @@ def get_files(
     summary="Scan rows as an Arrow IPC stream",
     responses={200: {"content": {MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}},
                      "description": "Arrow IPC stream, one record batch at a time"},
-               413: {"model": ErrorBody, "description": "the scan exceeds a server limit"}},
+               413: {"model": ErrorBody, "description": "the scan exceeds a server limit"},
+               503: {"model": ErrorBody, "description": "the server runs as many scans as it allows "
+                                                        "(ServerBusyError); ask again after Retry-After seconds"}},
 )
-def scan(request: Request, name: str, body: ScanBody) -> StreamingResponse:
+async def scan(request: Request, name: str, body: ScanBody) -> Response:
     started = time.monotonic()
     catalog = _catalog(request)
-    catalog.handle(name)  # an unknown table is a 404 whatever else is wrong with the request
+    slots: ScanSlots = request.app.state.scan_slots
+    release = await slots.acquire()
+    try:
+        time_limit = TimeLimit.starting_now(catalog.limits.max_seconds, started)
+        request.scope[SCAN_DEADLINE] = time_limit.deadline  # sending the rows counts too
+        chunks = await slots.run(partial(_scan_chunks, catalog, name, body, time_limit))
+    except BaseException:
+        release()
+        raise
+    return ScanResponse(prefetched(chunks, time_limit=time_limit), release, media_type=MEDIA_TYPE)
+
+
+def _scan_chunks(catalog: Catalog, name: str, body: ScanBody, time_limit: TimeLimit) -> Iterator[bytes | memoryview]:
+    """The scan's stream, its first batch already read: an error until then is answered as JSON."""
+    folder = catalog.handle(name).entry.path  # an unknown table is a 404 whatever else is wrong with the request
     scan_request = ScanRequest(body.mode, body.columns, _filter(body), body.as_of or None, body.limit,
                                body.dictionary_partitions, body.dictionary_strings, body.corrupt)
-    reader, first, skipped = _started(catalog, name, scan_request, body.limit)
+    reader, first, skipped = _started(catalog, name, scan_request, body.limit, time_limit)
     # The report of the log regions skipped is sent last, once the scan has met them all.
-    trailer = partial(skipped.metadata, relative_to=catalog.handle(name).entry.path) if body.corrupt == "skip" else None
-    chunks = ipc_stream(reader, catalog.limits, limit=body.limit, first=first, started=started,
-                        compression=body.compression, trailer=trailer)
-    return StreamingResponse(prefetched(chunks), media_type=MEDIA_TYPE)
+    trailer = partial(skipped.metadata, relative_to=folder) if body.corrupt == "skip" else None
+    return ipc_stream(reader, catalog.limits, limit=body.limit, first=first,
+                      started=time_limit.deadline - time_limit.seconds, compression=body.compression, trailer=trailer)
 
 
-def _started(catalog: Catalog, name: str, scan_request: ScanRequest,
-             limit: int | None) -> tuple[pa.RecordBatchReader, pa.RecordBatch | None, SkippedBlocks]:
+def _started(catalog: Catalog, name: str, scan_request: ScanRequest, limit: int | None,
+             time_limit: TimeLimit) -> tuple[pa.RecordBatchReader, pa.RecordBatch | None, SkippedBlocks]:
     """A scan, its first batch and the corrupt log regions it skips. When a file it planned is
     removed before the first batch (a clean or rollback that completed meanwhile), it is planned
     again once, on the files listed anew."""
     for attempt in (1, 2):
         skipped = SkippedBlocks()
-        reader = catalog.scan(name, scan_request, reopen=attempt == 2, skipped=skipped)
+        reader = catalog.scan(name, scan_request, reopen=attempt == 2, skipped=skipped, time_limit=time_limit)
         try:
             return reader, (reader.read_next_batch() if limit != 0 else None), skipped
         except StopIteration:

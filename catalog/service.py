@@ -23,6 +23,7 @@ from shim.errors import InvalidArgumentError
 from shim.filters import FilterLike
 from shim.read.damage import CorruptMode, SkippedBlocks
 from shim.read.request import ScanMode
+from shim.read.time_limit import TimeLimit
 from shim.timeline.instant import Instant, normalize_instant
 
 
@@ -159,10 +160,11 @@ class Catalog:
         return self.views.view(self.handle(name), view, as_of)
 
     def scan(self, name: str, request: ScanRequest, *, reopen: bool = False,
-             skipped: SkippedBlocks | None = None) -> pa.RecordBatchReader:
+             skipped: SkippedBlocks | None = None, time_limit: TimeLimit | None = None) -> pa.RecordBatchReader:
         """Start a scan (checked up front: columns, filter, instant, table features); `reopen`
         lists the table's files again first (a file planned before was gone); corrupt log
-        regions skipped are recorded in `skipped`."""
+        regions skipped are recorded in `skipped`; reading stops past `time_limit` (default: the
+        server's limit from now)."""
         if request.limit is not None and request.limit > self.limits.max_rows:
             raise InvalidArgumentError(
                 f"limit {request.limit} exceeds the server's limit of {self.limits.max_rows} rows per scan"
@@ -171,4 +173,4 @@ class Catalog:
         return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of,
                           dictionary_partitions=request.dictionary_partitions, limit=request.limit,
                           dictionary_strings=request.dictionary_strings, corrupt=request.corrupt,
-                          skipped=skipped)
+                          skipped=skipped, time_limit=time_limit or TimeLimit.starting_now(self.limits.max_seconds))

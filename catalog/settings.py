@@ -28,7 +28,12 @@ class Settings:
         token: bearer token every `/v1` request must carry (None: no authentication).
         host, port: where `hudi-shim serve` listens (loopback unless told otherwise).
         max_scan_rows, max_scan_bytes, max_scan_seconds: per-scan limits; a scan that exceeds
-            one is aborted with an error (time is checked between batches).
+            one is aborted with an error (time is checked between the batches it reads, also
+            those its filter empties, and covers sending: a client that stops reading is cut off).
+        max_scans: scans running at once; `max_waiting_scans` more wait up to `scan_wait_seconds`
+            for one to end, others are refused (503 with `Retry-After`).
+        write_timeout_seconds: how long a response may wait for the client to take its next
+            bytes before the connection is closed.
         batch_rows, batch_bytes: the largest record batch sent over HTTP, in rows and (about) bytes;
             bigger ones are split.
         max_request_bytes: the largest request body accepted.
@@ -57,6 +62,10 @@ class Settings:
     max_scan_rows: int = 100_000_000
     max_scan_bytes: int = 16 * 1024**3
     max_scan_seconds: float = 900.0
+    max_scans: int = 4
+    max_waiting_scans: int = 16
+    scan_wait_seconds: float = 5.0
+    write_timeout_seconds: float = 60.0
     batch_rows: int = 65_536
     batch_bytes: int = 1024**2
     max_request_bytes: int = 8 * 1024**2
@@ -70,7 +79,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
-                     "cache_slices", "discovery_depth"):
+                     "cache_slices", "discovery_depth", "max_scans"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise InvalidArgumentError(f"setting {name} must be a positive integer, got {value!r}")
@@ -83,8 +92,12 @@ class Settings:
         if not self.hadoop_catalog_seconds > 0:
             raise InvalidArgumentError(
                 f"setting hadoop_catalog_seconds must be positive, got {self.hadoop_catalog_seconds!r}")
-        if not self.max_scan_seconds > 0:
-            raise InvalidArgumentError(f"setting max_scan_seconds must be positive, got {self.max_scan_seconds!r}")
+        for name in ("max_scan_seconds", "write_timeout_seconds"):
+            if not getattr(self, name) > 0:
+                raise InvalidArgumentError(f"setting {name} must be positive, got {getattr(self, name)!r}")
+        if not isinstance(self.max_waiting_scans, int) or self.max_waiting_scans < 0 or not self.scan_wait_seconds >= 0:
+            raise InvalidArgumentError("settings max_waiting_scans and scan_wait_seconds must be 0 or more, got "
+                                       f"{self.max_waiting_scans!r} and {self.scan_wait_seconds!r}")
         if not 0 <= self.port <= 65535:
             raise InvalidArgumentError(f"setting port must be in 0..65535, got {self.port}")
         if self.token is not None and not self.token.strip():

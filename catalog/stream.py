@@ -19,8 +19,9 @@ from typing import TypeVar
 
 import pyarrow as pa
 
-from shim.errors import HudiShimError
+from shim.errors import HudiShimError, ScanLimitError
 from shim.read.damage import SKIPPED_BLOCKS_KEY
+from shim.read.time_limit import NO_LIMIT, TimeLimit
 
 ERROR_METADATA_KEY = b"hudi-shim-error"
 SKIPPED_METADATA_KEY = SKIPPED_BLOCKS_KEY
@@ -30,10 +31,6 @@ MAX_FILTER_CHARS = 1 << 20
 """Longest filter text a scan request may carry (an IN list of some 60,000 short keys)."""
 
 T = TypeVar("T")
-
-
-class ScanLimitError(HudiShimError):
-    """A scan would exceed the server's row, byte or time limit."""
 
 
 class StreamAborted(Exception):
@@ -169,13 +166,15 @@ def ipc_stream(
         reader.close()
 
 
-async def prefetched(chunks: Iterator[T], depth: int = 4) -> AsyncIterator[T]:
+async def prefetched(chunks: Iterator[T], depth: int = 4, time_limit: TimeLimit = NO_LIMIT) -> AsyncIterator[T]:
     """`chunks`, produced by a worker thread up to `depth` items ahead of the event loop.
 
     The HTTP server sends one chunk before asking for the next; producing the next batch (reading
     and merging files) while the previous one is on the wire keeps both busy. Chunks reach the
     event loop directly (no thread-pool hop per chunk). Exceptions reach the consumer in order;
-    when the consumer stops early, the producer stops and `chunks` is closed.
+    when the consumer stops early, the producer stops and `chunks` is closed. A producer kept
+    waiting by a consumer that takes nothing (a client that stopped reading) past `time_limit`
+    stops too, and the consumer gets its `ScanLimitError`.
     """
     loop = asyncio.get_running_loop()
     items: asyncio.Queue[tuple[str, object]] = asyncio.Queue()
@@ -194,6 +193,7 @@ async def prefetched(chunks: Iterator[T], depth: int = 4) -> AsyncIterator[T]:
                 while not slots.acquire(timeout=0.1):
                     if stop.is_set():
                         return
+                    time_limit.check()
                 if stop.is_set():
                     return
                 hand_over(("item", chunk))

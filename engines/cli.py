@@ -79,7 +79,15 @@ def _parser() -> argparse.ArgumentParser:
                        help="how often the Hadoop catalog folder is brought up to date (default: 10)")
     serve.add_argument("--max-scan-rows", type=int, help="rows per scan at most")
     serve.add_argument("--max-scan-bytes", type=int, help="Arrow bytes per scan at most")
-    serve.add_argument("--max-scan-seconds", type=float, help="seconds per scan at most")
+    serve.add_argument("--max-scan-seconds", type=float,
+                       help="seconds per scan at most, sending its rows included (default: 900)")
+    serve.add_argument("--max-scans", type=int, help="scans running at once (default: 4)")
+    serve.add_argument("--max-waiting-scans", type=int,
+                       help="scans waiting for a running one to end; more are refused with 503 (default: 16)")
+    serve.add_argument("--scan-wait-seconds", type=float,
+                       help="how long a scan waits to run before it is refused with 503 (default: 5)")
+    serve.add_argument("--write-timeout-seconds", type=float,
+                       help="how long a response waits for the client to take its next bytes (default: 60)")
     serve.set_defaults(run=_serve)
 
     sql = commands.add_parser("sql", help="run a DuckDB query over the tables (<table>, <table>_ro)")
@@ -156,8 +164,10 @@ def _serve(args: argparse.Namespace) -> int:
     if not args.warehouse and not args.table:
         print("hudi-shim: error: serve needs --warehouse DIR or --table PATH", file=sys.stderr)
         return 2
-    limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "iceberg_keep_seconds",
-                                     "iceberg_history", "hadoop_catalog_dir", "hadoop_catalog_seconds")
+    limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "max_scans",
+                                     "max_waiting_scans", "scan_wait_seconds", "write_timeout_seconds",
+                                     "iceberg_keep_seconds", "iceberg_history", "hadoop_catalog_dir",
+                                     "hadoop_catalog_seconds")
               if (value := getattr(args, key)) is not None}
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,

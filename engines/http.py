@@ -17,6 +17,7 @@ import base64
 import datetime as dt
 import http.client
 import json
+import time
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any, Self
@@ -34,12 +35,18 @@ from shim.read.damage import CorruptMode
 
 
 class RemoteError(HudiShimError):
-    """The server answered with an error that has no shim exception class, or the stream broke."""
+    """The server answered with an error that has no shim exception class, or the stream broke.
 
-    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None) -> None:
+    Attributes:
+        retry_after: seconds the server asked to wait before asking again (a busy server, 503).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, kind: str | None = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
+        self.retry_after = retry_after
 
 
 _SIMPLE = {
@@ -81,10 +88,12 @@ class ShimClient:
         wire_dictionaries: scans ask the server for repeated strings dictionary-encoded, as data
             files store them, and decode them here: fewer bytes to send, and the decoding runs on
             the client's side. Results have the same types either way.
+        busy_wait: for how many seconds a request the server refuses as busy (503, it runs as
+            many scans as it allows) is asked again, after the `Retry-After` it gives.
     """
 
     def __init__(self, url: str, token: str | None = None, *, timeout: float = 300.0,
-                 compression: str | None = None, wire_dictionaries: bool = True) -> None:
+                 compression: str | None = None, wire_dictionaries: bool = True, busy_wait: float = 60.0) -> None:
         parsed = urlsplit(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise InvalidArgumentError(f"not an http(s) URL: {url!r}")
@@ -97,6 +106,7 @@ class ShimClient:
             raise InvalidArgumentError(f"compression must be lz4, zstd or None, not {compression!r}")
         self.compression = compression
         self.wire_dictionaries = wire_dictionaries
+        self.busy_wait = busy_wait
 
     def close(self) -> None:
         """Nothing to release (connections are closed after each request); kept for `with`."""
@@ -109,6 +119,19 @@ class ShimClient:
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
                  accept: str = "application/json") -> http.client.HTTPResponse:
+        """The response to a request, asked again while the server is busy (up to `busy_wait` seconds)."""
+        give_up = time.monotonic() + self.busy_wait
+        while True:
+            try:
+                return self._request_once(method, path, body, accept)
+            except RemoteError as exc:
+                wait = exc.retry_after
+                if wait is None or time.monotonic() + wait > give_up:
+                    raise
+                time.sleep(wait)
+
+    def _request_once(self, method: str, path: str, body: dict[str, Any] | None,
+                      accept: str) -> http.client.HTTPResponse:
         kind = http.client.HTTPSConnection if self._parsed.scheme == "https" else http.client.HTTPConnection
         connection = kind(self._parsed.hostname or "", self._parsed.port, timeout=self.timeout)
         headers = {**self._headers, "Accept": accept}
@@ -295,7 +318,17 @@ def _error_of(response: http.client.HTTPResponse, content: bytes) -> HudiShimErr
     error = error_from_document(document, response.status)
     if isinstance(error, RemoteError):
         error.status = response.status
+        if response.status == 503:
+            error.retry_after = _seconds(response.getheader("Retry-After"))
     return error
+
+
+def _seconds(value: str | None) -> float | None:
+    """A `Retry-After` given in seconds (None: absent, or an HTTP date)."""
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _quote(name: str) -> str:

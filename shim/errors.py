@@ -99,5 +99,9 @@ class ConcurrentWriteError(WriteError):
     """Another writer holds the table."""
 
 
+class ScanLimitError(HudiShimError):
+    """A scan would exceed a limit set on it: rows, bytes or time (the server's, or the caller's)."""
+
+
 class InvalidArgumentError(HudiShimError):
     """A call argument is not acceptable (unknown scan mode, bad limit, ...)."""

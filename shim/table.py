@@ -21,6 +21,7 @@ from shim.read.plan_cache import PlanCache
 from shim.read.request import FilterLike, ScanMode, build_scan
 from shim.read.schemas import TableSchemas, table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
+from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline
 from shim.timeline.instant import Instant, instant_key
 from shim.timeline.schemas import SchemaHistory
@@ -193,6 +194,7 @@ class Table:
         dictionary_strings: bool = False,
         corrupt: CorruptMode = "error",
         skipped: SkippedBlocks | None = None,
+        time_limit: float | TimeLimit | None = None,
     ) -> pa.RecordBatchReader:
         """Stream the table's rows.
 
@@ -216,6 +218,8 @@ class Table:
                 without it, as Hudi does. Corrupt regions no commit wrote (the torn tail of a
                 failed append) are skipped either way.
             skipped: collects the corrupt log regions the scan skipped, as it meets them.
+            time_limit: seconds (from now) or a `TimeLimit` after which reading stops with
+                `ScanLimitError`; checked between batches, also those a filter empties.
         """
         table = self.current()
         request = (mode, None if columns is None or isinstance(columns, str) else tuple(columns), as_of,
@@ -224,7 +228,7 @@ class Table:
             table, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
             dictionary_partitions=dictionary_partitions, limit=limit, dictionary_strings=dictionary_strings,
             corrupt=corrupt,
-        )).reader(skipped)
+        )).reader(skipped, _time_limit(time_limit))
         return pa.RecordBatchReader.from_batches(reader.schema, table._noting_files_gone(reader))
 
     def _noting_files_gone(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
@@ -280,6 +284,12 @@ class Table:
         return build_scan(
             self.current(), mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
         ).reader().read_all()
+
+
+def _time_limit(value: float | TimeLimit | None) -> TimeLimit:
+    if value is None:
+        return NO_LIMIT
+    return value if isinstance(value, TimeLimit) else TimeLimit.starting_now(float(value))
 
 
 def _hashable(parts: tuple[object, ...]) -> bool:

@@ -16,6 +16,7 @@ from shim.errors import CorruptFileError, file_gone, is_missing_file
 from shim.read.dictionary_filter import dictionary_mask, only_column
 from shim.read.partition_fill import as_dictionary_field
 from shim.read.plan import FilePlan
+from shim.read.time_limit import NO_LIMIT, TimeLimit
 
 BATCH_SIZE = 131_072
 # A dictionary-encoded column chunk storing at most this many bytes per value holds mostly
@@ -95,6 +96,7 @@ def scan_parquet(
     batch_size: int = BATCH_SIZE,
     ahead: bool = True,
     dictionaries: frozenset[str] = frozenset(),
+    time_limit: TimeLimit = NO_LIMIT,
 ) -> Iterator[pa.RecordBatch]:
     """Batches of `paths` (all written with `file_schema`), mapped through `plan`.
 
@@ -103,10 +105,11 @@ def scan_parquet(
     file's values. With `ahead` (for whole scans), files and batches are read ahead on Arrow's
     threads; without (for a few rows), one batch at a time, the first one soonest.
     `dictionaries` names query columns to return dictionary-encoded where the file's string
-    column is read unchanged (see `kept_dictionaries`).
+    column is read unchanged (see `kept_dictionaries`). `time_limit` is checked after every batch
+    read, also those the filter empties.
     """
     if not ahead:
-        yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size, dictionaries)
+        yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size, dictionaries, time_limit)
         return
     columns = _columns_to_read(plan, file_schema)
     if len(paths) == 1 and _read_at_once(parquet_footer(paths[0]), columns) and (
@@ -115,6 +118,7 @@ def scan_parquet(
         # statistics; string columns stored as dictionaries rarely let it.)
         for _, batch in iter_parquet_in_order(paths[0], plan, batch_size=batch_size, before_plan=pushdown,
                                               dictionaries=dictionaries):
+            time_limit.check()
             if batch.num_rows:
                 yield batch
         return
@@ -141,6 +145,7 @@ def scan_parquet(
     )
     try:
         for batch in scanner.to_batches():
+            time_limit.check()
             if batch.num_rows:
                 yield _apply_keeping(plan, batch, kept)
     except (OSError, pa.ArrowInvalid) as exc:
@@ -167,10 +172,12 @@ def _unreadable(paths: Sequence[str], columns: Sequence[str], error: BaseExcepti
 
 
 def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None,
-                              batch_size: int, dictionaries: frozenset[str]) -> Iterator[pa.RecordBatch]:
+                              batch_size: int, dictionaries: frozenset[str],
+                              time_limit: TimeLimit) -> Iterator[pa.RecordBatch]:
     for path in paths:
         for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, before_plan=pushdown,
                                               first_soonest=True, dictionaries=dictionaries):
+            time_limit.check()
             if batch.num_rows:
                 yield batch
 

@@ -21,6 +21,7 @@ from shim.read.key_lookup import files_with_any
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
 from shim.read.slice_state import RememberedSlice, SliceMerge, SliceMergeState, log_key, start_slice_merge
+from shim.read.time_limit import NO_LIMIT, TimeLimit
 
 if TYPE_CHECKING:
     from shim.read.request import PlannedScan
@@ -29,10 +30,11 @@ SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 
 
 def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
-                        skipped: SkippedBlocks | None = None) -> SliceReader:
+                        skipped: SkippedBlocks | None = None, time_limit: TimeLimit = NO_LIMIT) -> SliceReader:
     """A function reading one file slice (base + logs) as of the scan's read instant; with
     `lookup` (the record keys the filter pins), a base file ruled out by its bloom filter is not
-    read; corrupt log regions skipped are recorded in `skipped`."""
+    read; corrupt log regions skipped are recorded in `skipped`; `time_limit` is checked after
+    every base batch."""
     assert scan.read_instant is not None and scan.merge is not None
     cache = scan.table.slice_cache
     columns = scan.read_schema.names
@@ -67,6 +69,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
             for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, first_soonest=few):
+                time_limit.check()
                 keep = merge.keep(batch, scan, path)
                 if keep is not None:
                     batch = select_rows(batch, pa.array(keep))
@@ -85,6 +88,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep, batch_size=scan.batch_size,
                                                      before_plan=pushdown, first_soonest=few,
                                                      dictionaries=scan.dictionaries):
+                time_limit.check()
                 offset += rows
                 if batch.num_rows:
                     yield batch

@@ -28,6 +28,7 @@ from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.schemas import PartitionValues, TableSchemas
+from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.read.timestamp_ranges import partition_ranges
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
 from shim.timeline.instant import normalize_instant
@@ -84,15 +85,16 @@ class PlannedScan:
         """Output columns returned dictionary-encoded."""
         return frozenset(f.name for f in self.output_schema if pa.types.is_dictionary(f.type))
 
-    def reader(self, skipped: SkippedBlocks | None = None) -> pa.RecordBatchReader:
-        """Stream the rows; corrupt log regions skipped are recorded in `skipped`."""
+    def reader(self, skipped: SkippedBlocks | None = None, time_limit: TimeLimit = NO_LIMIT) -> pa.RecordBatchReader:
+        """Stream the rows; corrupt log regions skipped are recorded in `skipped`; past
+        `time_limit`, reading stops with `ScanLimitError`."""
         from shim.read.merged_slice import merged_slice_reader
 
         lookup = pinned_keys(self.row_filter.expr if self.row_filter else None, self.table.config,
                              self.schemas.full_schema)
         slice_reader = None
         if self.mode == "snapshot" and any(s.has_logs for s in self.slices):
-            slice_reader = merged_slice_reader(self, lookup, skipped)
+            slice_reader = merged_slice_reader(self, lookup, skipped, time_limit)
         context = ScanContext(
             table_path=self.table.path,
             read_schema=self.read_schema,
@@ -105,6 +107,7 @@ class PlannedScan:
             batch_size=self.batch_size,
             preview=self.limit is not None and self.limit <= BATCH_SIZE,
             dictionaries=self.dictionaries,
+            time_limit=time_limit,
         )
         if self.limit == 0:
             return pa.RecordBatchReader.from_batches(self.output_schema, iter(()))

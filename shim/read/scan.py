@@ -15,6 +15,7 @@ from shim.read.executor import Producer, run_parallel
 from shim.read.key_lookup import files_with_any
 from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
+from shim.read.time_limit import NO_LIMIT, TimeLimit
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,8 @@ class ScanContext:
             a time (no read-ahead), so the first rows come soonest and little is read past them.
         dictionaries: output columns returned dictionary-encoded, kept as files store them where
             they are read unchanged.
+        time_limit: checked between batches, in the producers too (a filter that keeps no row
+            still stops the scan in time).
     """
 
     table_path: str
@@ -50,6 +53,7 @@ class ScanContext:
     batch_size: int = BATCH_SIZE
     preview: bool = False
     dictionaries: frozenset[str] = frozenset()
+    time_limit: TimeLimit = NO_LIMIT
 
 
 def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
@@ -91,7 +95,8 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
         )
         pushdown = context.row_filter.pushdown(plan.passthrough, context.read_schema) if context.row_filter else None
         yield from scan_parquet(paths, file_schema, plan, pushdown, batch_size=context.batch_size,
-                                ahead=not context.preview, dictionaries=context.dictionaries)
+                                ahead=not context.preview, dictionaries=context.dictionaries,
+                                time_limit=context.time_limit)
 
     return produce
 
@@ -110,6 +115,7 @@ def _finish(context: ScanContext, batches: Iterator[pa.RecordBatch]) -> Iterator
         expression = context.extra_filter if expression is None else expression & context.extra_filter
     names = context.output_schema.names
     for batch in batches:
+        context.time_limit.check()
         if expression is not None:
             batch = batch.filter(expression)
         if batch.num_rows == 0:
