@@ -5,8 +5,10 @@ only the Iceberg, Hive and Hudi plugins) at `/opt/<flavor>`, the Java installati
 (Temurin 25 for Trino, Java 11 for Presto) at `/opt/java`, and the shared libraries Java loads
 (found with `ldd`), streamed into `docker import`. It has no shell and no entry point: the
 caller runs the server's Java command (`engines.trino.configuration.ServerLayout`) with its
-configuration folder mounted at `/etc/<flavor>`, on the host's network, so the server listens
-on the host's 127.0.0.1.
+configuration folder mounted at `/etc/<flavor>`. Trino runs on the host's network (it reaches
+the catalog's REST endpoint on 127.0.0.1) and listens on 127.0.0.1 only. Presto opens more
+listeners, on every address (its Thrift server, JMX), so it runs in a network of its own, bound
+to 0.0.0.0 there, with only its HTTP port published on the host's 127.0.0.1 (it reads files only).
 
     python docker/build_engine_image.py trino [--force]     # prints the image tag
 """
@@ -45,6 +47,12 @@ JAR_NATIVE_NEEDS = ("libstdc++.so.6", "libgcc_s.so.1", "libz.so.1", "libm.so.6",
 def layout(distribution: Distribution) -> ServerLayout:
     """Where the server's pieces are inside the image."""
     return ServerLayout(f"{JAVA}/bin/java", f"/opt/{distribution.flavor}", f"/etc/{distribution.flavor}")
+
+
+def own_network(distribution: Distribution) -> bool:
+    """Whether the server runs in a network of its own, its HTTP port published on 127.0.0.1
+    (else on the host's network, listening on 127.0.0.1)."""
+    return distribution.flavor == "presto"
 
 
 def data_folder(distribution: Distribution) -> str:

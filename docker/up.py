@@ -3,10 +3,11 @@
     python docker/up.py --warehouse /data/warehouse [--presto] [--token T]
 
 Builds the images without a registry (`build_image.py`, `build_engine_image.py`; the first run
-fetches Trino 476 and Presto 0.287 from Maven Central), then runs them on the host's network,
-every server on 127.0.0.1: the catalog on 8080 (`hudi-shim serve`, Iceberg REST at
-`/iceberg`, a Hadoop catalog folder for Presto under `<warehouse>/.hudi-shim/hadoop`), Trino on
-8081 (catalog `hudi`: Iceberg connector on the REST catalog), Presto on 8082 (catalog `hudi`:
+fetches Trino 476 and Presto 0.287 from Maven Central), then runs them, every server on
+127.0.0.1 (Presto in a network of its own, its port published on 127.0.0.1; see
+`build_engine_image.py`): the catalog on 8080 (`hudi-shim serve`, Iceberg REST at `/iceberg`,
+a Hadoop catalog folder for Presto under `<warehouse>/.hudi-shim/hadoop`), Trino on 8081
+(catalog `hudi`: Iceberg connector on the REST catalog), Presto on 8082 (catalog `hudi`:
 Iceberg connector on the Hadoop catalog folder). The warehouse is mounted at its own path, so
 the `file://` locations the catalog publishes open in every container. Ctrl-C stops them all.
 """
@@ -37,7 +38,7 @@ CATALOG_PORT, TRINO_PORT, PRESTO_PORT = 8080, 8081, 8082
 
 def _docker_run(name: str, arguments: list[str]) -> str:
     subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
-    done = subprocess.run(["docker", "run", "-d", "--name", name, "--network", "host", *arguments],
+    done = subprocess.run(["docker", "run", "-d", "--name", name, *arguments],
                           capture_output=True, text=True, check=True)
     return done.stdout.strip()
 
@@ -47,7 +48,7 @@ def start_catalog(warehouse: Path, token: str | None) -> str:
     hadoop = warehouse / ".hudi-shim" / "hadoop"
     command = ["serve", "--warehouse", str(warehouse), "--host", "127.0.0.1", "--port", str(CATALOG_PORT),
                "--hadoop-catalog-dir", str(hadoop)] + (["--token", token] if token else [])
-    _docker_run("hudi-shim-catalog", ["-v", f"{warehouse}:{warehouse}", image, *command])
+    _docker_run("hudi-shim-catalog", ["--network", "host", "-v", f"{warehouse}:{warehouse}", image, *command])
     return f"http://127.0.0.1:{CATALOG_PORT}"
 
 
@@ -55,9 +56,12 @@ def start_engine(distribution: Distribution, catalogs: dict[str, dict[str, str]]
                  warehouse: Path, etc_root: Path) -> EngineServer:
     image = build_engine_image.build(distribution.flavor)
     inside = build_engine_image.layout(distribution)
-    etc = write_etc(etc_root / distribution.flavor, distribution, port, catalogs)
+    isolated = build_engine_image.own_network(distribution)
+    etc = write_etc(etc_root / distribution.flavor, distribution, port, catalogs,
+                    bind="0.0.0.0" if isolated else "127.0.0.1")
     name = f"hudi-shim-{distribution.flavor}"
-    _docker_run(name, ["-v", f"{etc}:{inside.etc}:ro", "-v", f"{warehouse}:{warehouse}:ro", image,
+    network = ["-p", f"127.0.0.1:{port}:{port}"] if isolated else ["--network", "host"]
+    _docker_run(name, [*network, "-v", f"{etc}:{inside.etc}:ro", "-v", f"{warehouse}:{warehouse}:ro", image,
                        *inside.command(distribution, jvm_options(distribution, "2G"))])
     log = etc_root / f"{distribution.flavor}.log"
 

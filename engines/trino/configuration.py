@@ -46,8 +46,9 @@ def jvm_options(distribution: Distribution, heap: str) -> list[str]:
 
 
 def server_properties(distribution: Distribution, port: int, *, query_memory: str = "1GB",
-                      node_id: str | None = None) -> dict[str, str]:
-    """config.properties of a coordinator that also runs tasks, on 127.0.0.1:`port`."""
+                      node_id: str | None = None, bind: str = LOOPBACK) -> dict[str, str]:
+    """config.properties of a coordinator that also runs tasks, on `bind`:`port` (127.0.0.1;
+    0.0.0.0 inside a container of its own, whose port is published on the host's 127.0.0.1)."""
     properties = {
         "coordinator": "true",
         "node-scheduler.include-coordinator": "true",
@@ -56,7 +57,7 @@ def server_properties(distribution: Distribution, port: int, *, query_memory: st
         "node.environment": "hudishim",
         "node.id": node_id or str(uuid.uuid4()),
         "node.internal-address": LOOPBACK,
-        "node.bind-ip": LOOPBACK,
+        "node.bind-ip": bind,
         "query.max-memory": query_memory,
         "query.max-memory-per-node": query_memory,
     }
@@ -67,12 +68,13 @@ def server_properties(distribution: Distribution, port: int, *, query_memory: st
 
 
 def write_etc(folder: Path, distribution: Distribution, port: int, catalogs: Mapping[str, Mapping[str, str]],
-              *, query_memory: str = "1GB") -> Path:
+              *, query_memory: str = "1GB", bind: str = LOOPBACK) -> Path:
     """Write `folder` (config.properties, log.properties, catalog/<name>.properties); returns it."""
     (folder / "catalog").mkdir(parents=True, exist_ok=True)
     for stale in (folder / "catalog").glob("*.properties"):
         stale.unlink()
-    _write_properties(folder / "config.properties", server_properties(distribution, port, query_memory=query_memory))
+    _write_properties(folder / "config.properties", server_properties(distribution, port, query_memory=query_memory,
+                                                                  bind=bind))
     root_logger = "io.trino" if distribution.flavor == "trino" else "com.facebook.presto"
     _write_properties(folder / "log.properties", {root_logger: "WARN",
                                                   f"{root_logger}.server.Server": "INFO",

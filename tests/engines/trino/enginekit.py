@@ -26,7 +26,7 @@ os.environ.setdefault("TC_HOST", "127.0.0.1")
 from catalog.server import running
 from catalog.settings import Settings
 from engines.http import RemoteError, ShimClient
-from engines.trino.configuration import jvm_options, write_etc
+from engines.trino.configuration import LOOPBACK, jvm_options, write_etc
 from engines.trino.distribution import Distribution
 from engines.trino.server import EngineServer, free_port, start_process, tail, wait_until_ready
 from tests.conftest import REPO
@@ -122,15 +122,19 @@ def engine_server(distribution: Distribution, catalogs: Mapping[str, Mapping[str
     from testcontainers.core.container import DockerContainer
 
     sys.path.insert(0, str(REPO / "docker"))
-    from build_engine_image import build, layout
+    from build_engine_image import build, layout, own_network
 
     image = build(distribution.flavor)
     port = free_port()
     inside = layout(distribution)
-    etc = write_etc(folder / "etc", distribution, port, catalogs)
-    container = (DockerContainer(image).with_kwargs(network_mode="host")
-                 .with_volume_mapping(str(etc), inside.etc, "ro")
+    isolated = own_network(distribution)
+    etc = write_etc(folder / "etc", distribution, port, catalogs, bind="0.0.0.0" if isolated else LOOPBACK)
+    container = (DockerContainer(image).with_volume_mapping(str(etc), inside.etc, "ro")
                  .with_command(inside.command(distribution, jvm_options(distribution, HEAP))))
+    if isolated:
+        container.ports[f"{port}/tcp"] = (LOOPBACK, port)  # type: ignore[assignment]  # published on loopback only
+    else:
+        container = container.with_kwargs(network_mode="host")
     for path in readable:
         container = container.with_volume_mapping(str(path), str(path), "ro")
     log_path = folder / "server.log"
