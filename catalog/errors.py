@@ -8,7 +8,9 @@ paths in messages are shown relative to the warehouse (or as the table's catalog
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,6 +30,9 @@ from shim.errors import (
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+
+if TYPE_CHECKING:
+    from catalog.service import Catalog
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +68,19 @@ def status_for(error: BaseException) -> int:
 def redact(message: str, request: Request) -> str:
     """`message` without absolute server paths: table folders become their catalog names."""
     catalog = getattr(request.app.state, "catalog", None)
-    if catalog is None:
-        return message
-    for entry in sorted(catalog.entries(), key=lambda e: len(e.path), reverse=True):
+    return message if catalog is None else redact_paths(catalog, message)
+
+
+def redact_paths(catalog: Catalog, message: str) -> str:
+    """`message` with every registered table folder (deleted ones too) shown as the table's catalog
+    name, and other paths under the warehouse relative to it."""
+    for entry in sorted(catalog.registry.tables(), key=lambda e: len(e.path), reverse=True):
         message = message.replace(entry.path, entry.name)
     warehouse = catalog.settings.warehouse
-    return message.replace(warehouse.rstrip("/") + "/", "") if warehouse else message
+    if warehouse:
+        message = message.replace(os.path.realpath(os.path.abspath(warehouse)) + os.sep, "")
+        message = message.replace(warehouse.rstrip("/") + "/", "")
+    return message
 
 
 def error_response(

@@ -17,7 +17,7 @@ from fastapi.responses import Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from catalog.admission import ScanSlots
-from catalog.errors import UnauthorizedError
+from catalog.errors import UnauthorizedError, redact_paths
 from catalog.models import (
     ErrorBody,
     FileSchemaModel,
@@ -106,7 +106,9 @@ def list_tables(request: Request) -> TableList:
             summaries.append(TableSummary(name=name, table_type=table.config.table_type.value,
                                           latest_instant=latest.requested_time if latest else None))
         except HudiShimError as exc:
-            summaries.append(TableSummary(name=name, error=error_document(exc)))  # type: ignore[arg-type]
+            document = error_document(exc)
+            document["message"] = redact_paths(catalog, str(document["message"]))
+            summaries.append(TableSummary(name=name, error=document))  # type: ignore[arg-type]
     return TableList(tables=summaries)
 
 
@@ -171,7 +173,8 @@ def _scan_chunks(catalog: Catalog, name: str, body: ScanBody, time_limit: TimeLi
     # The report of the log regions skipped is sent last, once the scan has met them all.
     trailer = partial(skipped.metadata, relative_to=folder) if body.corrupt == "skip" else None
     return ipc_stream(reader, catalog.limits, limit=body.limit, first=first,
-                      started=time_limit.deadline - time_limit.seconds, compression=body.compression, trailer=trailer)
+                      started=time_limit.deadline - time_limit.seconds, compression=body.compression, trailer=trailer,
+                      redact=partial(redact_paths, catalog))
 
 
 def _started(catalog: Catalog, name: str, scan_request: ScanRequest, limit: int | None,

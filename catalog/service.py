@@ -15,11 +15,11 @@ import pyarrow.compute as pc
 
 import shim
 from catalog.handles import TableHandle
-from catalog.registry import RegisteredTable, Registry
+from catalog.registry import RegisteredTable, Registry, is_table_folder
 from catalog.settings import Settings
 from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
-from shim.errors import InvalidArgumentError
+from shim.errors import InvalidArgumentError, TableNotFoundError
 from shim.filters import FilterLike
 from shim.read.damage import CorruptMode, SkippedBlocks
 from shim.read.request import ScanMode
@@ -101,18 +101,23 @@ class Catalog:
         return self.registry.register(path, name)
 
     def entries(self) -> list[RegisteredTable]:
-        return self.registry.tables()
+        """The registered tables whose folder still holds a table (a deleted one is not listed)."""
+        return [entry for entry in self.registry.tables() if is_table_folder(entry.path)]
 
     def names(self) -> list[str]:
-        return [entry.name for entry in self.registry.tables()]
+        return [entry.name for entry in self.entries()]
 
     def handle(self, name: str) -> TableHandle:
         """The open handle of a registered table.
 
         Raises:
-            TableNotFoundError: no table of that name is registered.
+            TableNotFoundError: no table of that name is registered, or its folder was deleted.
         """
         entry = self.registry.get(name)
+        if not is_table_folder(entry.path):
+            with self._lock:
+                self._handles.pop(name, None)
+            raise TableNotFoundError(f"table {name!r} is gone: its folder no longer holds a Hudi table")
         with self._lock:
             handle = self._handles.get(name)
             if handle is None or handle.entry.path != entry.path:

@@ -118,12 +118,14 @@ def ipc_stream(
     started: float | None = None,
     compression: str | None = None,
     trailer: Callable[[], dict[bytes, bytes]] | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> Iterator[bytes | memoryview]:
     """Arrow IPC stream chunks of `reader`'s rows (at most `limit`), `first` being a batch already
     taken from it; `compression` ("lz4" or "zstd") compresses each batch's buffers (the byte limit
     counts what is sent). `trailer` gives the custom metadata of an empty batch sent last, before
-    the end-of-stream marker (a report known once every row was read). The reader is closed when
-    the stream ends, fails or is dropped."""
+    the end-of-stream marker (a report known once every row was read); `redact` rewrites the
+    message of an error batch (server paths). The reader is closed when the stream ends, fails or
+    is dropped."""
     encoder = _Encoder(reader.schema, compression)
     start = time.monotonic() if started is None else started
     rows = sent = 0
@@ -160,7 +162,10 @@ def ipc_stream(
             yield encoder.batch(_empty(encoder.schema), trailer())
         yield encoder.end()
     except HudiShimError as exc:
-        yield encoder.error(error_document(exc))
+        document = error_document(exc)
+        if redact is not None:
+            document["message"] = redact(str(document["message"]))
+        yield encoder.error(document)
         raise StreamAborted(exc) from exc
     finally:
         reader.close()
