@@ -61,7 +61,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="register a table folder (repeatable)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--token", help="bearer token required on every request (default: $HUDI_SHIM_TOKEN)")
+    serve.add_argument("--token", help="bearer token required on every request. Other users of the machine see a "
+                                       "--token in the process list (ps): set the environment variable "
+                                       "HUDI_SHIM_TOKEN instead (its default)")
     serve.add_argument("--catalog-db", help="SQLite file of the table registry "
                                             "(default: <warehouse>/.hudi-shim/catalog.sqlite; ':memory:')")
     serve.add_argument("--iceberg-dir", help="folder for the Iceberg REST catalog's metadata and written-out "
@@ -94,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     where = sql.add_mutually_exclusive_group(required=True)
     where.add_argument("--warehouse", help="folder of tables (or one table's folder), read in-process")
     where.add_argument("--url", help="a hudi-shim server, e.g. http://127.0.0.1:8080")
-    sql.add_argument("--token", help="the server's bearer token (default: $HUDI_SHIM_TOKEN)")
+    sql.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
+                                     "environment variable HUDI_SHIM_TOKEN, its default)")
     sql.add_argument("--compression", choices=["lz4", "zstd"],
                      help="scans from the server come compressed (for slow networks; --url only)")
     sql.add_argument("--as-of", help="query the tables as of this instant (time travel)")
@@ -105,7 +108,8 @@ def _parser() -> argparse.ArgumentParser:
 
     trino = commands.add_parser("trino", help="run a local Trino 476 on a hudi-shim server's Iceberg REST catalog")
     trino.add_argument("--catalog", default="http://127.0.0.1:8080", help="the hudi-shim server (default: %(default)s)")
-    trino.add_argument("--token", help="the server's bearer token (default: $HUDI_SHIM_TOKEN)")
+    trino.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
+                                     "environment variable HUDI_SHIM_TOKEN, its default)")
     trino.add_argument("--port", type=int, default=8081, help="Trino's port on 127.0.0.1 (default: %(default)s)")
     trino.add_argument("--dir", help="folder for Trino's configuration, data and log (default: a temporary one)")
     trino.set_defaults(run=_trino)
@@ -169,6 +173,9 @@ def _serve(args: argparse.Namespace) -> int:
                                      "iceberg_keep_seconds", "iceberg_history", "hadoop_catalog_dir",
                                      "hadoop_catalog_seconds")
               if (value := getattr(args, key)) is not None}
+    if args.token:
+        print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",
+              file=sys.stderr)
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
                         catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)

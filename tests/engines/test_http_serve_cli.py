@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -67,3 +68,42 @@ def test_serve_missing_warehouse_fails_before_listening(tmp_path, capsys):
                                                 ("0.0.0.0", False), ("192.168.1.4", False), ("example.org", False)])
 def test_is_loopback(host, expected):
     assert is_loopback(host) is expected
+
+
+def test_help_says_a_token_belongs_in_the_environment_not_the_command_line(capsys):
+    for command in ("serve", "sql"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "HUDI_SHIM_TOKEN" in text and "process list" in text, command
+
+
+def test_serve_takes_its_token_from_the_environment_and_keeps_it_out_of_the_process_list(tmp_path):
+    build_warehouse(tmp_path / "wh")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engines.cli", "serve", "--warehouse", str(tmp_path / "wh"), "--port", str(port),
+         "--catalog-db", ":memory:"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "HUDI_SHIM_TOKEN": "env-token-4711"},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while not answers(url + "/health"):
+            assert process.poll() is None and time.monotonic() < deadline, "server did not start"
+            time.sleep(0.1)
+        assert httpx.get(url + "/v1/tables").status_code == 401
+        assert httpx.get(url + "/v1/tables", headers={"Authorization": "Bearer env-token-4711"}).status_code == 200
+        with open(f"/proc/{process.pid}/cmdline", "rb") as cmdline:  # what ps shows
+            assert b"env-token-4711" not in cmdline.read()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
