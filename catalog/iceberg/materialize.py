@@ -27,6 +27,10 @@ from shim.read.merged_slice import slice_merge_state
 from shim.read.request import PlannedScan
 from shim.schema import FIELD_ID_KEY
 
+#: Row groups of the files written: at most this many rows, about this many bytes of Arrow data.
+ROW_GROUP_ROWS = 1_000_000
+ROW_GROUP_BYTES = 64 * 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class WrittenFile:
@@ -99,10 +103,9 @@ def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.Recor
     rows = 0
     try:
         with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-            for batch in batches():
-                if batch.num_rows:
-                    writer.write_batch(batch)
-                    rows += batch.num_rows
+            for group in _row_groups(batches()):
+                writer.write_table(group, row_group_size=group.num_rows)
+                rows += group.num_rows
         if rows == 0:
             os.unlink(tmp)
             return WrittenFile(None, 0, 0)
@@ -113,6 +116,25 @@ def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.Recor
             os.unlink(tmp)
         raise
     return WrittenFile(path, rows, os.path.getsize(path))
+
+
+def _row_groups(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.Table]:
+    """The batches gathered into row groups of up to `ROW_GROUP_ROWS` rows and about
+    `ROW_GROUP_BYTES` bytes: one row group per batch (the scan's batches hold some ten thousand
+    rows) repeated every dictionary and compressed worse, three times the bytes of Hudi's files."""
+    held: list[pa.RecordBatch] = []
+    rows = size = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        held.append(batch)
+        rows += batch.num_rows
+        size += batch.nbytes
+        if rows >= ROW_GROUP_ROWS or size >= ROW_GROUP_BYTES:
+            yield pa.Table.from_batches(held)
+            held, rows, size = [], 0, 0
+    if held:
+        yield pa.Table.from_batches(held)
 
 
 def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
