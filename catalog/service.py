@@ -7,6 +7,7 @@ without a web server. A table is only ever reached through its registered name.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,10 @@ from shim.read.damage import CorruptMode, SkippedBlocks
 from shim.read.request import ScanMode
 from shim.read.time_limit import TimeLimit
 from shim.timeline.instant import Instant, normalize_instant
+
+#: A table asked for by a name not registered makes the warehouse be searched again, at most
+#: this often (seconds).
+LOOKUP_DISCOVERY_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,8 @@ class Catalog:
                                    settings.batch_rows, settings.batch_bytes)
         self._handles: dict[str, TableHandle] = {}
         self._lock = threading.Lock()
+        self._discovery_lock = threading.Lock()
+        self._discovered_at = self._lookup_discovered_at = float("-inf")
         try:
             for spec in settings.tables:
                 name, sep, path = spec.partition("=")
@@ -94,14 +101,30 @@ class Catalog:
         """Search the warehouse again (new tables registered, vanished ones forgotten)."""
         if not self.settings.warehouse:
             return []
-        return self.registry.discover(self.settings.warehouse, self.settings.discovery_depth)
+        found = self.registry.discover(self.settings.warehouse, self.settings.discovery_depth)
+        self._discovered_at = time.monotonic()
+        return found
+
+    def _rediscover(self, older_than: float, *, lookup: bool = False) -> None:
+        """Search the warehouse again if the last search is older than `older_than` seconds (with
+        `lookup`: the last one a lookup of an unknown name made)."""
+        if not self.settings.warehouse:
+            return
+        with self._discovery_lock:
+            last = self._lookup_discovered_at if lookup else self._discovered_at
+            if time.monotonic() - last >= older_than:
+                self.discover()
+                if lookup:
+                    self._lookup_discovered_at = self._discovered_at
 
     def register(self, path: str, name: str | None = None) -> RegisteredTable:
         """Register a table folder by path (default name: its folder name)."""
         return self.registry.register(path, name)
 
     def entries(self) -> list[RegisteredTable]:
-        """The registered tables whose folder still holds a table (a deleted one is not listed)."""
+        """The registered tables whose folder still holds a table (a deleted one is not listed);
+        tables added under the warehouse show within `discovery_seconds`."""
+        self._rediscover(self.settings.discovery_seconds)
         return [entry for entry in self.registry.tables() if is_table_folder(entry.path)]
 
     def names(self) -> list[str]:
@@ -113,7 +136,11 @@ class Catalog:
         Raises:
             TableNotFoundError: no table of that name is registered, or its folder was deleted.
         """
-        entry = self.registry.get(name)
+        try:
+            entry = self.registry.get(name)
+        except TableNotFoundError:  # perhaps added under the warehouse since the last search
+            self._rediscover(LOOKUP_DISCOVERY_SECONDS, lookup=True)
+            entry = self.registry.get(name)
         if not is_table_folder(entry.path):
             with self._lock:
                 self._handles.pop(name, None)

@@ -39,6 +39,8 @@ class Settings:
         max_request_bytes: the largest request body accepted.
         cache_slices: how many file slices' schema mappings the view cache keeps.
         discovery_depth: how many folder levels under the warehouse are searched for tables.
+        discovery_seconds: how old the list of the warehouse's tables may get: tables added (or
+            removed) under it show (or go) within this many seconds; one asked for by name at once.
         iceberg_dir: where the Iceberg REST catalog writes table metadata, manifests and the file
             slices it writes out for Iceberg readers; default `<warehouse>/.hudi-shim/iceberg`, or a
             temporary folder (removed when the server stops) when there is no warehouse. Iceberg
@@ -71,6 +73,7 @@ class Settings:
     max_request_bytes: int = 8 * 1024**2
     cache_slices: int = 20_000
     discovery_depth: int = 4
+    discovery_seconds: float = 10.0
     iceberg_dir: str | None = None
     iceberg_keep_seconds: float = 900.0
     iceberg_history: int = 10
@@ -89,6 +92,8 @@ class Settings:
         if not self.iceberg_keep_seconds >= 0:
             raise InvalidArgumentError(
                 f"setting iceberg_keep_seconds must be zero or more, got {self.iceberg_keep_seconds!r}")
+        if not self.discovery_seconds >= 0:
+            raise InvalidArgumentError(f"setting discovery_seconds must be zero or more, got {self.discovery_seconds!r}")
         if not self.hadoop_catalog_seconds > 0:
             raise InvalidArgumentError(
                 f"setting hadoop_catalog_seconds must be positive, got {self.hadoop_catalog_seconds!r}")

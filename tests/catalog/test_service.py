@@ -35,6 +35,7 @@ def catalog(warehouse):
         ({"port": 70000}, "port must be in 0..65535"),
         ({"token": "  "}, "token must not be blank"),
         ({"tables": "/data/t"}, "tables must be a sequence"),
+        ({"discovery_seconds": -1}, "discovery_seconds must be zero or more"),
     ],
 )
 def test_settings_invalid_values_raise(kwargs, match):
@@ -93,3 +94,23 @@ def test_scan_limit_over_server_maximum_is_refused(catalog):
 def test_unknown_table_raises_table_not_found(catalog):
     with pytest.raises(TableNotFoundError, match="no table named 'nope'"):
         catalog.table("nope")
+
+
+def test_a_table_added_under_the_warehouse_shows_by_name_at_once_and_listed_after_discovery_seconds(warehouse):
+    catalog = Catalog(Settings(warehouse=str(warehouse.root), catalog_db=":memory:", discovery_seconds=3600))
+    try:
+        before = catalog.names()
+        added = TinyTable(warehouse.root / "added", pa.schema([("id", pa.string()), ("ts", pa.int64())]))
+        added.base([{"id": "a", "ts": 1}])
+        assert catalog.names() == before  # listed at most every discovery_seconds
+        assert catalog.table("added").read().to_pylist() == [{"id": "a", "ts": 1}]  # asked for: searched at once
+        assert "added" in catalog.names()
+    finally:
+        catalog.close()
+    fresh = Catalog(Settings(warehouse=str(warehouse.root), catalog_db=":memory:", discovery_seconds=0))
+    try:
+        later = TinyTable(warehouse.root / "later", pa.schema([("id", pa.string()), ("ts", pa.int64())]))
+        later.base([{"id": "b", "ts": 1}])
+        assert "later" in fresh.names()
+    finally:
+        fresh.close()
