@@ -23,7 +23,7 @@ from catalog.views import VIEWS, View, ViewCache
 from shim.errors import InvalidArgumentError, TableNotFoundError
 from shim.filters import FilterLike
 from shim.read.damage import CorruptMode, SkippedBlocks
-from shim.read.request import ScanMode
+from shim.read.request import PlannedScan, ScanMode
 from shim.read.time_limit import TimeLimit
 from shim.timeline.instant import Instant, normalize_instant
 
@@ -190,6 +190,10 @@ class Catalog:
         if view not in VIEWS:
             raise InvalidArgumentError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
         return self.views.view(self.handle(name), view, as_of)
+
+    def view_of(self, name: str, table: shim.Table, scan: PlannedScan) -> View:
+        """The view a scan of the registered table `name` planned (`table`: the table it planned on)."""
+        return self.views.view_of(self.handle(name), table, scan)
 
     def scan(self, name: str, request: ScanRequest, *, reopen: bool = False,
              skipped: SkippedBlocks | None = None, time_limit: TimeLimit | None = None) -> pa.RecordBatchReader:

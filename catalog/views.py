@@ -60,7 +60,10 @@ class ViewCache:
     def view(self, handle: TableHandle, view: str, as_of: str | None = None) -> View:
         """The view as of `as_of` (default: the latest completed instant)."""
         table = handle.table()
-        scan = build_scan(table, mode=view, as_of=as_of)
+        return self.view_of(handle, table, build_scan(table, mode=view, as_of=as_of))
+
+    def view_of(self, handle: TableHandle, table: shim.Table, scan: PlannedScan) -> View:
+        """The view a scan of `table` planned (its slices, schema and read instant)."""
         schema_key = _schema_key(scan)
         touches = touch_keys(handle, table, scan.read_instant)
         keyed: list[tuple[FileSlice, Hashable]] = []

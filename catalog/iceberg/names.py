@@ -23,10 +23,15 @@ def iceberg_names(catalog: Catalog) -> list[str]:
 
 
 def resolve(catalog: Catalog, table: str) -> tuple[str, str]:
-    """The registered table and view an Iceberg table name stands for."""
-    registered = set(catalog.names())
-    if table in registered:
-        return table, "snapshot"
-    if table.endswith(RO_SUFFIX) and table[: -len(RO_SUFFIX)] in registered:
-        return table[: -len(RO_SUFFIX)], "read_optimized"
+    """The registered table and view an Iceberg table name stands for (a table added under the
+    warehouse since it was last searched is found)."""
+    candidates = [(table, "snapshot")]
+    if table.endswith(RO_SUFFIX):
+        candidates.append((table[: -len(RO_SUFFIX)], "read_optimized"))
+    for name, view in candidates:
+        try:
+            catalog.handle(name)
+        except TableNotFoundError:
+            continue
+        return name, view
     raise TableNotFoundError(f"no table {table!r} in namespace {NAMESPACE!r}")

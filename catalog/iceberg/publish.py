@@ -165,7 +165,9 @@ class IcebergPublisher:
     def _versions(self, handle: TableHandle, table: shim.Table, view: str, scans: list[PlannedScan],
                   readers: Readers) -> Versions:
         """The files of every commit published (oldest first), placed under one name mapping."""
-        published = [self.catalog.view(handle.name, view, scan.read_instant) for scan in scans]
+        # The views of exactly these scans: the latest is no time travel (an earlier write still
+        # inflight does not stop it, as it stops reading as of an instant after it).
+        published = [self.catalog.view_of(handle.name, table, scan) for scan in scans]
         names = history_names(published[::-1])
         if readers is Readers.BY_NAME:
             names = by_name_names(published[-1], published[-1])

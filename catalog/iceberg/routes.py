@@ -159,6 +159,7 @@ publish_router = APIRouter(prefix="/v1", tags=["iceberg"], dependencies=[Depends
 @publish_router.post("/publish", response_model=PublishReport,
                      summary="Publish every table's Iceberg views now (and bring the Hadoop catalog folder up to date)")
 def publish_all(request: Request) -> PublishReport:
+    _catalog(request).discover()  # tables added under the warehouse since it was last searched
     hadoop: HadoopCatalogFolder | None = request.app.state.hadoop
     if hadoop is not None:
         done = hadoop.refresh()
