@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -124,6 +124,12 @@ class Table:
             self._latest = latest
         return latest
 
+    def needs_reload(self) -> bool:
+        """Whether `current()` would open the table anew: its timeline changed since the latest
+        object was loaded, or a read found one of its files gone."""
+        latest = self._latest
+        return latest._files_gone or timeline_stamp(self.path) != latest._stamp
+
     def reaching(self, instant: str | None) -> Table:
         """The table to read as of (or from) `instant`: this one, or, when `instant` precedes the
         active timeline's first write and instants were archived, `with_archive()`."""
@@ -229,16 +235,12 @@ class Table:
             dictionary_partitions=dictionary_partitions, limit=limit, dictionary_strings=dictionary_strings,
             corrupt=corrupt,
         )).reader(skipped, _time_limit(time_limit))
-        return pa.RecordBatchReader.from_batches(reader.schema, table._noting_files_gone(reader))
+        return reader
 
-    def _noting_files_gone(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
-        """`reader`'s batches; a file found gone means the listing is stale: the next read lists anew."""
-        with reader:
-            try:
-                yield from reader
-            except FileGoneError:
-                self._files_gone = True
-                raise
+    def files_gone(self) -> None:
+        """Note that a read found a file of this table gone: its listing is stale, and the next
+        read (`current()`) lists the files anew."""
+        self._files_gone = True
 
     def read(
         self,

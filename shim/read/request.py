@@ -108,6 +108,7 @@ class PlannedScan:
             preview=self.limit is not None and self.limit <= BATCH_SIZE,
             dictionaries=self.dictionaries,
             time_limit=time_limit,
+            on_file_gone=self.table.files_gone,
         )
         if self.limit == 0:
             return pa.RecordBatchReader.from_batches(self.output_schema, iter(()))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from shim.errors import FileGoneError
 from shim.plan.slices import FileSlice
 from shim.read.base_files import BATCH_SIZE, read_file_schema, scan_parquet
 from shim.read.executor import Producer, run_parallel
@@ -40,6 +41,7 @@ class ScanContext:
             they are read unchanged.
         time_limit: checked between batches, in the producers too (a filter that keeps no row
             still stops the scan in time).
+        on_file_gone: called when a file of the plan is found gone (`FileGoneError`).
     """
 
     table_path: str
@@ -54,6 +56,7 @@ class ScanContext:
     preview: bool = False
     dictionaries: frozenset[str] = frozenset()
     time_limit: TimeLimit = NO_LIMIT
+    on_file_gone: Callable[[], None] | None = None
 
 
 def scan_slices(context: ScanContext, slices: Sequence[FileSlice]) -> pa.RecordBatchReader:
@@ -114,18 +117,23 @@ def _finish(context: ScanContext, batches: Iterator[pa.RecordBatch]) -> Iterator
     if context.extra_filter is not None:
         expression = context.extra_filter if expression is None else expression & context.extra_filter
     names = context.output_schema.names
-    for batch in batches:
-        context.time_limit.check()
-        if expression is not None:
-            batch = batch.filter(expression)
-        if batch.num_rows == 0:
-            continue
-        if not names:
-            yield batch.select([])  # no columns asked for (count queries): rows still count
-            continue
-        yield pa.RecordBatch.from_arrays(
-            [_as_type(batch.column(n), f.type) for n, f in zip(names, context.output_schema)],
-            schema=context.output_schema)
+    try:
+        for batch in batches:
+            context.time_limit.check()
+            if expression is not None:
+                batch = batch.filter(expression)
+            if batch.num_rows == 0:
+                continue
+            if not names:
+                yield batch.select([])  # no columns asked for (count queries): rows still count
+                continue
+            yield pa.RecordBatch.from_arrays(
+                [_as_type(batch.column(n), f.type) for n, f in zip(names, context.output_schema)],
+                schema=context.output_schema)
+    except FileGoneError:
+        if context.on_file_gone is not None:
+            context.on_file_gone()
+        raise
 
 
 def _as_type(column: pa.Array, data_type: pa.DataType) -> pa.Array:
