@@ -17,15 +17,17 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import socket
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.synchronize import Event
+from queue import Queue
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -62,20 +64,44 @@ def request(port: int, method: str, path: str, body: dict | None = None, timeout
         connection.close()
 
 
+def raw_post(port: int, path: str, body: dict) -> tuple[int, int, str | None]:
+    """Status, bytes received and Retry-After of a POST read to the connection's end with plain
+    socket reads (a Python HTTP client's chunk parsing would make the load's client side, on the
+    same two cores, cost more than the server's)."""
+    data = json.dumps(body).encode()
+    head = (f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n").encode()
+    buffer = bytearray(1 << 20)
+    first = b""
+    total = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=600) as connection:
+        connection.sendall(head + data)
+        while received := connection.recv_into(buffer):
+            if len(first) < 4096:
+                first += bytes(buffer[: min(received, 4096)])
+            total += received
+    header = first.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+    status = int(header.split(" ", 2)[1])
+    retry = next((line.split(":", 1)[1].strip() for line in header.split("\r\n")
+                  if line.lower().startswith("retry-after:")), None)
+    return status, total, retry
+
+
 def scan(port: int, body: dict, give_up: float) -> ScanResult:
     """One scan to its last byte, asked again after Retry-After while the server is busy."""
     started = time.monotonic()
     refusals = 0
     while True:
-        status, content, retry = request(port, "POST", "/v1/tables/bench/scan", body)
+        status, received, retry = raw_post(port, "/v1/tables/bench/scan", body)
         if status != 503 or time.monotonic() > give_up:
-            return ScanResult(status, refusals, time.monotonic() - started, len(content))
+            return ScanResult(status, refusals, time.monotonic() - started, received)
         refusals += 1
         time.sleep(float(retry or 1))
 
 
-def poll(port: int, stop: threading.Event, interval: float) -> list[float]:
-    """Latencies (seconds) of `GET /v1/tables`, one request every `interval` until `stop`."""
+def poll(port: int, stop: Event, interval: float, out: Queue) -> None:
+    """Latencies (seconds) of `GET /v1/tables`, one request every `interval` until `stop`, put in
+    `out` (run in a process of its own: the clients' threads do not delay it)."""
     latencies = []
     while not stop.is_set():
         began = time.perf_counter()
@@ -83,7 +109,23 @@ def poll(port: int, stop: threading.Event, interval: float) -> list[float]:
         latencies.append(time.perf_counter() - began)
         assert status == 200, status
         stop.wait(max(0.0, interval - latencies[-1]))
-    return latencies
+    out.put(latencies)
+
+
+def polled(port: int, interval: float, during: Callable[[], object]) -> tuple[list[float], object]:
+    """The metadata latencies measured by a poller process while `during()` runs, and its result."""
+    context = multiprocessing.get_context("spawn")
+    stop, out = context.Event(), context.Queue()
+    poller = context.Process(target=poll, args=(port, stop, interval, out))
+    poller.start()
+    try:
+        time.sleep(0.5)  # the poller is under way
+        result = during()
+    finally:
+        stop.set()
+    latencies = out.get(timeout=120)
+    poller.join(30)
+    return latencies, result
 
 
 def percentiles(values: list[float]) -> str:
@@ -114,22 +156,19 @@ def main() -> int:
     port = free_port()
     server = start_server(args.table, port, *args.serve_option)
     try:
-        stop = threading.Event()
-        idle = threading.Timer(2.0, stop.set)
-        idle.start()
-        at_rest = poll(port, stop, args.poll_ms / 1000)
+        at_rest, _ = polled(port, args.poll_ms / 1000, lambda: time.sleep(2.0))
         full_seconds = timed(lambda: scan(port, {}, time.monotonic() + 60))
         print(f"one full scan alone: {full_seconds:.2f} s")
         bodies = [{"filter": NO_ROW}] * args.empty + [{}] * args.full
-        stop = threading.Event()
         give_up = time.monotonic() + 900
+
+        def load() -> list[ScanResult]:
+            with ThreadPoolExecutor(len(bodies)) as clients:
+                return [f.result() for f in [clients.submit(scan, port, body, give_up) for body in bodies]]
+
         began = time.monotonic()
-        with ThreadPoolExecutor(1) as poller, ThreadPoolExecutor(len(bodies)) as clients:
-            latencies = poller.submit(poll, port, stop, args.poll_ms / 1000)
-            futures = [clients.submit(scan, port, body, give_up) for body in bodies]
-            results = [future.result() for future in futures]
-            stop.set()
-            under_load = latencies.result()
+        under_load, outcome = polled(port, args.poll_ms / 1000, load)
+        results: list[ScanResult] = outcome  # type: ignore[assignment]
         elapsed = time.monotonic() - began
     finally:
         server.terminate()

@@ -39,6 +39,12 @@ class TableHandle:
             self._table = self._table.current(reopen=reopen)
             return self._table
 
+    def loaded(self) -> shim.Table | None:
+        """The open table if it is up to date, without loading anything (None: `table()` must)."""
+        with self._lock:
+            table = self._table
+            return None if table is None or table.needs_reload() else table.current()
+
     def touched_groups(self, table: shim.Table, instant: Instant) -> frozenset[tuple[str, str]]:
         """(partition, file id) of the file groups a completed instant changed; EVERY_GROUP when unknown.
 

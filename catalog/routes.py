@@ -13,9 +13,11 @@ from typing import Annotated, Any, Literal
 
 import pyarrow as pa
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+import shim
 from catalog.admission import ScanSlots
 from catalog.errors import UnauthorizedError, redact_paths
 from catalog.models import (
@@ -96,20 +98,29 @@ router = APIRouter(prefix="/v1", dependencies=[Depends(require_token), Depends(r
 
 
 @router.get("/tables", response_model=TableList, summary="List registered tables")
-def list_tables(request: Request) -> TableList:
+async def list_tables(request: Request) -> TableList:
+    # On the event loop (a thread hop costs more than the listing under load), except for tables
+    # that must be loaded first (new, or changed since): those are summed up on a worker thread.
     catalog = _catalog(request)
-    summaries = []
-    for name in catalog.names():
-        try:
-            table = catalog.table(name)
-            latest = table.active_timeline.latest_write()
-            summaries.append(TableSummary(name=name, table_type=table.config.table_type.value,
-                                          latest_instant=latest.requested_time if latest else None))
-        except HudiShimError as exc:
-            document = error_document(exc)
-            document["message"] = redact_paths(catalog, str(document["message"]))
-            summaries.append(TableSummary(name=name, error=document))  # type: ignore[arg-type]
-    return TableList(tables=summaries)
+    names = catalog.names()
+    loaded = {name: table for name in names if (table := catalog.loaded_table(name)) is not None}
+    others = [name for name in names if name not in loaded]
+    summaries = {name: _summary(catalog, name, table) for name, table in loaded.items()}
+    if others:
+        summaries.update(await run_in_threadpool(lambda: {name: _summary(catalog, name) for name in others}))
+    return TableList(tables=[summaries[name] for name in names])
+
+
+def _summary(catalog: Catalog, name: str, table: shim.Table | None = None) -> TableSummary:
+    try:
+        table = table or catalog.table(name)
+        latest = table.active_timeline.latest_write()
+        return TableSummary(name=name, table_type=table.config.table_type.value,
+                            latest_instant=latest.requested_time if latest else None)
+    except HudiShimError as exc:
+        document = error_document(exc)
+        document["message"] = redact_paths(catalog, str(document["message"]))
+        return TableSummary(name=name, error=document)  # type: ignore[arg-type]
 
 
 @router.get("/tables/{name}", response_model=TableDetail, response_model_by_alias=True,

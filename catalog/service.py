@@ -151,6 +151,13 @@ class Catalog:
                 handle = self._handles[name] = TableHandle(entry)
             return handle
 
+    def loaded_table(self, name: str) -> shim.Table | None:
+        """The registered table when it is open and up to date (found with a few `stat` calls),
+        else None (it must be loaded: call `table`)."""
+        with self._lock:
+            handle = self._handles.get(name)
+        return handle.loaded() if handle is not None else None
+
     def table(self, name: str, *, reopen: bool = False) -> shim.Table:
         """The registered table as of its latest timeline (`reopen`: its files listed again)."""
         return self.handle(name).table(reopen=reopen)
