@@ -1,5 +1,7 @@
-"""Scan filters at the edges of what the API accepts, on a real server: long filters within the
-documented limits work, deeper or longer ones are refused with 422 (never a server error)."""
+"""Scan requests at the edges of what the API accepts, on a real server: long filters within the
+documented limits work, deeper or longer ones are refused with 422 (never a server error), and
+`as_of` is read strictly: ASCII digits naming a real date and time, or 422 (an impossible or
+foreign instant must never read some other version)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from catalog.settings import Settings
 from catalog.stream import MAX_FILTER_CHARS
 from shim.filters.parse import MAX_CONDITIONS, MAX_NESTING
 from tests.catalog.servekit import build_warehouse, live_server
+
+ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +64,25 @@ def test_filters_past_the_limits_are_refused_with_422(http, filter_, message):
     assert response.status_code == 422, response.text[:300]
     assert message in response.json()["error"]["message"]
     assert len(response.content) < 5000  # the filter is not echoed back whole
+
+
+@pytest.mark.parametrize(
+    "as_of",
+    ["2099-99-99 99:99:99", "2099-01-01 13:54:99", "2099-02-30", "2099-13-01", "20991301000000000",
+     "20990101250000000", "2099-01-01 24:00:00", "١٩٩٩-٠١-٠١"],
+)
+def test_impossible_instants_are_refused_with_422(http, as_of):
+    for response in (http.post("/v1/tables/trips/scan", json={"as_of": as_of}),
+                     http.get("/v1/tables/trips", params={"as_of": as_of}),
+                     http.get("/v1/tables/trips/files", params={"as_of": as_of})):
+        assert response.status_code == 422, (as_of, response.text)
+        assert response.json()["error"]["type"] == "InstantNotFoundError"
+
+
+def test_an_instant_in_other_digits_is_refused_not_read_as_the_latest(http, warehouse):
+    first = warehouse.trips_first
+    foreign = first.translate(ARABIC_INDIC)
+    assert foreign.isdigit() and foreign != first
+    response = http.post("/v1/tables/trips/scan", json={"as_of": foreign})
+    assert response.status_code == 422, response.text
+    assert ids(http.post("/v1/tables/trips/scan", json={"as_of": first, "columns": ["id"]})) == ["a", "c"]
