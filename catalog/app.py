@@ -36,6 +36,7 @@ from catalog.routes import router
 from catalog.service import Catalog
 from catalog.settings import Settings
 from catalog.stream import StreamAborted
+from shim.errors import HudiShimError
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +151,12 @@ class _EndResponsesCutShort:
             if not started:
                 raise
             _CUT_SHORT.set(True)
-            log.warning("%s %s ended early: %s", scope.get("method"), scope.get("path"), _cause(exc))
+            cause = _cause(exc)
+            if isinstance(cause, HudiShimError | ClientTooSlowError | OSError):
+                log.warning("%s %s ended early: %s", scope.get("method"), scope.get("path"), cause)
+            else:  # not a limit, a scan error or the client: a fault of the server's own
+                log.error("%s %s failed after its response started", scope.get("method"), scope.get("path"),
+                          exc_info=cause)
 
 
 def _cause(error: BaseException) -> BaseException:

@@ -13,6 +13,7 @@ import httpx
 import pyarrow as pa
 import pytest
 
+import catalog.routes
 from catalog.settings import Settings
 from catalog.stream import ERROR_METADATA_KEY
 from tests.catalog.servekit import live_server, logged, server_log
@@ -82,3 +83,21 @@ def test_a_stream_cut_by_a_limit_is_an_incomplete_http_body_and_no_server_error(
     text = logged(records)
     assert [r.levelname for r in records if r.levelno >= logging.ERROR] == [], text
     assert text.count("ended early") == 2 and "limit of 3000 rows" in text
+
+
+def test_a_fault_of_the_server_mid_stream_is_still_logged_as_an_error(tmp_path, monkeypatch):
+    TinyTable(tmp_path / "wh" / "big", SCHEMA, mor=False).base([{"id": "a", "ts": 1}])
+    real = catalog.routes._scan_chunks
+
+    def failing(*args, **kwargs):
+        chunks = real(*args, **kwargs)
+        yield next(chunks)  # the schema: the response has started
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(catalog.routes, "_scan_chunks", failing)
+    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:")) as live, \
+            server_log() as records:
+        raw = raw_scan(live.url)
+    assert raw.startswith(b"HTTP/1.1 200") and not raw.endswith(b"0\r\n\r\n")
+    errors = [r for r in records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is not None and "a bug" in logged(errors)
