@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_image import _is_elf, _merged_usr_links, docker_import, image_exists, shared_libraries, tree_digest
+from build_image import _is_elf, add_tree, docker_import, image_exists, shared_libraries, tree_digest
 
 from engines.trino.configuration import ServerLayout
 from engines.trino.distribution import DISTRIBUTIONS, Distribution, install, java_home
@@ -111,12 +111,7 @@ def write_tar(distribution: Distribution, files: dict[str, Path], out: object) -
             info = tarfile.TarInfo(name)
             info.size, info.mode = len(text), 0o644
             tar.addfile(info, io.BytesIO(text))
-        for name, link in _merged_usr_links().items():
-            info = tarfile.TarInfo(name)
-            info.type, info.linkname = tarfile.SYMTYPE, link
-            tar.addfile(info)
-        for target in sorted(files):
-            tar.add(os.path.realpath(files[target]), arcname=target.lstrip("/"), recursive=False)
+        add_tree(tar, files)
 
 
 def build(flavor: str, force: bool = False) -> str:

@@ -169,12 +169,17 @@ def write_tar(files: dict[str, Path], out: io.BufferedIOBase) -> None:
             info = tarfile.TarInfo(folder)
             info.type, info.mode = tarfile.DIRTYPE, 0o1777
             tar.addfile(info)
-        for name, link in _merged_usr_links().items():
-            info = tarfile.TarInfo(name)
-            info.type, info.linkname = tarfile.SYMTYPE, link
-            tar.addfile(info)
-        for target in sorted(files):
-            tar.add(os.path.realpath(files[target]), arcname=target.lstrip("/"), recursive=False)
+        add_tree(tar, files)
+
+
+def add_tree(tar: tarfile.TarFile, files: dict[str, Path]) -> None:
+    """Add the merged-/usr links (/bin -> usr/bin...) and `files` (target path -> source) to `tar`."""
+    for name, link in _merged_usr_links().items():
+        info = tarfile.TarInfo(name)
+        info.type, info.linkname = tarfile.SYMTYPE, link
+        tar.addfile(info)
+    for target in sorted(files):
+        tar.add(os.path.realpath(files[target]), arcname=target.lstrip("/"), recursive=False)
 
 
 def build(force: bool = False) -> str:

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 
+from shim.write.parquet_settings import empty_dictionary_chunks as _empty_dictionary_chunks
+
 
 def empty_dictionary_chunks(path: str) -> list[tuple[int, str]]:
-    """(row group, column) of every dictionary-encoded column chunk holding only nulls: its
-    dictionary page is empty, which Presto 0.287's dictionary filter refuses."""
-    metadata = pq.ParquetFile(path).metadata
-    found = []
-    for group in range(metadata.num_row_groups):
-        row_group = metadata.row_group(group)
-        for i in range(row_group.num_columns):
-            chunk = row_group.column(i)
-            if chunk.has_dictionary_page and chunk.statistics is not None \
-                    and chunk.statistics.null_count == chunk.num_values:
-                found.append((group, chunk.path_in_schema))
-    return found
+    """(row group, column) of every dictionary-encoded column chunk of the file at `path` holding
+    only nulls: its dictionary page is empty, which Presto 0.287's dictionary filter refuses."""
+    return _empty_dictionary_chunks(pq.ParquetFile(path).metadata)

@@ -26,6 +26,7 @@ from shim.plan.slices import FileSlice
 from shim.read.merged_slice import slice_merge_state
 from shim.read.request import PlannedScan
 from shim.schema import FIELD_ID_KEY
+from shim.write.parquet_settings import empty_dictionary_chunks
 
 #: Row groups of the files written: at most this many rows, about this many bytes of Arrow data.
 ROW_GROUP_ROWS = 1_000_000
@@ -144,14 +145,7 @@ def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
     the column. Most files have none and are left as they are."""
     source = pq.ParquetFile(path)
     metadata = source.metadata
-    empty: set[str] = set()
-    for group in range(metadata.num_row_groups):
-        row_group = metadata.row_group(group)
-        for i in range(row_group.num_columns):
-            chunk = row_group.column(i)
-            if chunk.has_dictionary_page and chunk.statistics is not None \
-                    and chunk.statistics.null_count == chunk.num_values:
-                empty.add(chunk.path_in_schema)
+    empty = {column for _, column in empty_dictionary_chunks(metadata)}
     if not empty:
         return
     leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from shim.errors import InvalidArgumentError
 
@@ -77,4 +78,19 @@ def valueless_columns(table: pa.Table, row_group_rows: int) -> list[str]:
             if chunk.null_count == len(chunk):
                 found.append(name)
                 break
+    return found
+
+
+def empty_dictionary_chunks(metadata: pq.FileMetaData) -> list[tuple[int, str]]:
+    """(row group, column path) of every dictionary-encoded column chunk that holds only nulls:
+    its dictionary page is empty, which some readers refuse (Presto 0.287's dictionary filter:
+    'cannot use empty ranges')."""
+    found = []
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for i in range(row_group.num_columns):
+            chunk = row_group.column(i)
+            if chunk.has_dictionary_page and chunk.statistics is not None \
+                    and chunk.statistics.null_count == chunk.num_values:
+                found.append((group, chunk.path_in_schema))
     return found
