@@ -1,0 +1,205 @@
+"""Which file system holds a location: the local one for paths and `file://` URIs, pyarrow's for
+object stores (`s3://`, `s3a://`, `gs://`) and HDFS (`hdfs://`, where libhdfs is present).
+
+Options for a store come, in this order, from `storage_options` given for a location (or one of
+its parents: `register`), from the usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+`AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`; pyarrow's own credential chain for the rest).
+Keys may be spelled as pyarrow spells them (`access_key`, `endpoint_override`) or as object_store
+and hudi-rs do (`aws_access_key_id`, `aws_endpoint_url`, `aws_allow_http`). Secrets are never
+logged nor put in error messages.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+import pyarrow.fs as pafs
+
+from shim.errors import InvalidArgumentError
+
+S3_SCHEMES = ("s3", "s3a", "s3n")
+GCS_SCHEMES = ("gs", "gcs")
+HDFS_SCHEMES = ("hdfs", "viewfs")
+REMOTE_SCHEMES = (*S3_SCHEMES, *GCS_SCHEMES, *HDFS_SCHEMES)
+
+_S3_ALIASES = {
+    "aws_access_key_id": "access_key", "access_key_id": "access_key", "access_key": "access_key",
+    "aws_secret_access_key": "secret_key", "secret_access_key": "secret_key", "secret_key": "secret_key",
+    "aws_session_token": "session_token", "session_token": "session_token",
+    "aws_region": "region", "region": "region",
+    "aws_endpoint_url": "endpoint_override", "aws_endpoint": "endpoint_override", "endpoint_url": "endpoint_override",
+    "endpoint": "endpoint_override", "endpoint_override": "endpoint_override",
+    "scheme": "scheme", "aws_allow_http": "allow_http", "allow_http": "allow_http",
+    "connect_timeout": "connect_timeout", "request_timeout": "request_timeout",
+    "force_virtual_addressing": "force_virtual_addressing", "anonymous": "anonymous",
+}
+_SECRET_KEYS = ("secret_key", "session_token", "access_key")
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteLocation:
+    """A URI split into its scheme, its bucket (or HDFS authority) and the path inside it."""
+
+    scheme: str
+    bucket: str
+    key: str
+
+    @property
+    def root(self) -> str:
+        return f"{self.scheme}://{self.bucket}"
+
+
+def scheme_of(location: str) -> str:
+    """The URI scheme of `location` ('' for a plain local path)."""
+    if "://" not in location:
+        return "file" if location.startswith("file:") else ""
+    return location.split("://", 1)[0].lower()
+
+
+def is_remote(location: str) -> bool:
+    """Whether `location` names an object store or HDFS rather than the local file system."""
+    return scheme_of(location) in REMOTE_SCHEMES
+
+
+def split(location: str) -> RemoteLocation:
+    """The parts of a remote URI; the key has no leading or trailing slash."""
+    parsed = urlparse(location)
+    scheme = parsed.scheme.lower()
+    if scheme not in REMOTE_SCHEMES:
+        raise InvalidArgumentError(f"unsupported location {location!r}: use a local path, file://, "
+                                   + ", ".join(f"{s}://" for s in REMOTE_SCHEMES))
+    if not parsed.netloc:
+        raise InvalidArgumentError(f"location {location!r} names no bucket")
+    return RemoteLocation(scheme, parsed.netloc, parsed.path.strip("/"))
+
+
+def normalize(location: str) -> str:
+    """`scheme://bucket/key` with no trailing slash and no doubled slashes in the key."""
+    parts = split(location)
+    key = "/".join(p for p in parts.key.split("/") if p)
+    return f"{parts.root}/{key}" if key else parts.root
+
+
+class _Registry:
+    """Storage options by location prefix, and the file systems built from them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._options: dict[str, dict[str, str]] = {}
+        self._systems: dict[tuple[str, str, frozenset[tuple[str, str]]], pafs.FileSystem] = {}
+
+    def register(self, location: str, options: Mapping[str, object]) -> None:
+        with self._lock:
+            self._options[normalize(location)] = {str(k).lower(): str(v) for k, v in options.items()}
+
+    def options_for(self, location: str) -> dict[str, str]:
+        target = normalize(location)
+        with self._lock:
+            best = max((prefix for prefix in self._options
+                        if target == prefix or target.startswith(prefix + "/")), key=len, default=None)
+            return dict(self._options[best]) if best is not None else {}
+
+    def filesystem(self, location: str) -> tuple[pafs.FileSystem, str]:
+        parts = split(location)
+        options = self.options_for(location)
+        if parts.scheme in S3_SCHEMES:  # the environment's share too: a change of it is another system
+            options = {k: str(v) for k, v in _s3_arguments(options).items()}
+        cache_key = (parts.scheme, parts.bucket, frozenset(options.items()))
+        with self._lock:
+            system = self._systems.get(cache_key)
+            if system is None:
+                system = self._systems[cache_key] = _build(parts, options)
+        if parts.scheme in HDFS_SCHEMES:
+            return system, "/" + parts.key
+        return system, f"{parts.bucket}/{parts.key}" if parts.key else parts.bucket
+
+
+_REGISTRY = _Registry()
+
+
+def register(location: str, storage_options: Mapping[str, object]) -> None:
+    """Use `storage_options` for `location` and everything under it (the longest registered
+    prefix of a path wins). Local locations need none and are ignored."""
+    if storage_options and is_remote(location):
+        _REGISTRY.register(location, storage_options)
+
+
+def storage_options_for(location: str) -> dict[str, str]:
+    """The options registered for `location` (or a parent of it); {} when none or local."""
+    return _REGISTRY.options_for(location) if is_remote(location) else {}
+
+
+def filesystem_for(location: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow file system holding a remote `location` and the path inside it that pyarrow
+    wants (`bucket/key` for object stores)."""
+    return _REGISTRY.filesystem(location)
+
+
+def redacted(options: Mapping[str, object]) -> dict[str, object]:
+    """`options` with the values of credentials replaced, for logs and messages."""
+    return {k: ("***" if _S3_ALIASES.get(str(k).lower(), str(k).lower()) in _SECRET_KEYS else v)
+            for k, v in options.items()}
+
+
+def _build(parts: RemoteLocation, options: Mapping[str, str]) -> pafs.FileSystem:
+    if parts.scheme in S3_SCHEMES:
+        return pafs.S3FileSystem(**_typed_s3_arguments(options))
+    if parts.scheme in GCS_SCHEMES:
+        return pafs.GcsFileSystem(**{k: v for k, v in options.items()
+                                     if k in ("access_token", "endpoint_override", "scheme", "project_id",
+                                              "default_bucket_location")})
+    port = int(options.get("port", 8020))
+    host = parts.bucket.split(":")[0]
+    if ":" in parts.bucket:
+        port = int(parts.bucket.split(":")[1])
+    return pafs.HadoopFileSystem(host, port, user=options.get("user"))
+
+
+def _s3_arguments(options: Mapping[str, str]) -> dict[str, str]:
+    """pyarrow's S3FileSystem arguments from `options` and the AWS_* environment."""
+    given: dict[str, str] = {}
+    for key, value in options.items():
+        name = _S3_ALIASES.get(key)
+        if name is None:
+            raise InvalidArgumentError(f"unknown S3 storage option {key!r}; known: {', '.join(sorted(_S3_ALIASES))}")
+        given[name] = value
+    environment = {"access_key": "AWS_ACCESS_KEY_ID", "secret_key": "AWS_SECRET_ACCESS_KEY",
+                   "session_token": "AWS_SESSION_TOKEN", "region": "AWS_REGION",
+                   "endpoint_override": "AWS_ENDPOINT_URL"}
+    for name, variable in environment.items():
+        value = os.environ.get(variable) or (os.environ.get("AWS_DEFAULT_REGION") if name == "region" else None) \
+            or (os.environ.get("AWS_ENDPOINT_URL_S3") if name == "endpoint_override" else None)
+        if name not in given and value:
+            given[name] = value
+    arguments: dict[str, str] = {}
+    endpoint = given.pop("endpoint_override", "")
+    allow_http = given.pop("allow_http", "").lower() in ("1", "true", "yes")
+    if endpoint:
+        if endpoint.startswith("http://"):
+            arguments["scheme"] = "http"
+            endpoint = endpoint[len("http://"):]
+        elif endpoint.startswith("https://"):
+            endpoint = endpoint[len("https://"):]
+        arguments["endpoint_override"] = endpoint
+    if allow_http and "scheme" not in given:
+        arguments["scheme"] = "http"
+    arguments.update(given)
+    if ("access_key" in arguments) != ("secret_key" in arguments):
+        raise InvalidArgumentError("S3 storage options need both an access key and a secret key, or neither")
+    return arguments
+
+
+def _typed_s3_arguments(arguments: Mapping[str, str]) -> dict[str, object]:
+    """`_s3_arguments`'s text values as the types pyarrow's S3FileSystem takes."""
+    typed: dict[str, object] = dict(arguments)
+    for name in ("connect_timeout", "request_timeout"):
+        if name in typed:
+            typed[name] = float(arguments[name])
+    for name in ("force_virtual_addressing", "anonymous"):
+        if name in typed:
+            typed[name] = arguments[name].lower() in ("1", "true", "yes")
+    return typed
