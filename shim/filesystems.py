@@ -171,8 +171,8 @@ def _s3_arguments(options: Mapping[str, str]) -> dict[str, str]:
                    "session_token": "AWS_SESSION_TOKEN", "region": "AWS_REGION",
                    "endpoint_override": "AWS_ENDPOINT_URL"}
     for name, variable in environment.items():
-        value = os.environ.get(variable) or (os.environ.get("AWS_DEFAULT_REGION") if name == "region" else None) \
-            or (os.environ.get("AWS_ENDPOINT_URL_S3") if name == "endpoint_override" else None)
+        fallback = {"region": "AWS_DEFAULT_REGION", "endpoint_override": "AWS_ENDPOINT_URL_S3"}.get(name, variable)
+        value = os.environ.get(variable) or os.environ.get(fallback, "")
         if name not in given and value:
             given[name] = value
     arguments: dict[str, str] = {}
