@@ -290,19 +290,13 @@ def _decode_avro(
 
 def _record_bounds(cursor: _Cursor, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Start and end of each length-prefixed record (one Python step per record: the lengths chain)."""
-    data, pos, end = cursor.data, cursor.pos, cursor.end
-    sizes = [0] * count
-    unpack = _I32.unpack_from
-    for i in range(count):
-        if pos + 4 > end:
-            sizes[i] = -1
-            break
-        size = unpack(data, pos)[0]
-        sizes[i] = size
-        pos += 4 + size
+    try:
+        sizes = _chained_sizes(cursor.data, cursor.pos, count)
+    except struct.error:  # a length led outside the file: find the first bad record with checks
+        sizes = _checked_sizes(cursor, count)
     lengths = np.array(sizes, dtype=np.int64)
     starts = cursor.pos + 4 * np.arange(1, count + 1, dtype=np.int64) + np.cumsum(lengths) - lengths
-    bad = np.flatnonzero((lengths < 0) | (starts + lengths > end))
+    bad = np.flatnonzero((lengths < 0) | (starts + lengths > cursor.end))
     if bad.size:
         first = int(bad[0])
         raise CorruptFileError(
@@ -312,6 +306,32 @@ def _record_bounds(cursor: _Cursor, count: int) -> tuple[np.ndarray, np.ndarray]
             offset=int(starts[first]) - 4,
         )
     return starts, starts + lengths
+
+
+def _chained_sizes(data: bytes, pos: int, count: int) -> list[int]:
+    """The record lengths, read without checks (the caller checks them all at once)."""
+    sizes = [0] * count
+    unpack = _I32.unpack_from
+    for i in range(count):
+        size, = unpack(data, pos)
+        sizes[i] = size
+        pos += 4 + size
+    return sizes
+
+
+def _checked_sizes(cursor: _Cursor, count: int) -> list[int]:
+    """The record lengths up to the first record that does not start inside the block (-1)."""
+    data, pos, end = cursor.data, cursor.pos, cursor.end
+    sizes = [0] * count
+    unpack = _I32.unpack_from
+    for i in range(count):
+        if pos + 4 > end:
+            sizes[i] = -1
+            break
+        size, = unpack(data, pos)
+        sizes[i] = size
+        pos += 4 + size
+    return sizes
 
 
 def _parquet_file(contents: LogFileContents, block: LogBlock, where: str) -> pq.ParquetFile:

@@ -49,7 +49,7 @@ def read_slice_log(
         block = visible.block
         location = f"{visible.contents.path}@{block.offset}"
         if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
-            file_schema = data_block_schema(visible.contents, block)
+            file_schema = data_block_schema(visible.contents, block).remove_metadata()  # plans cached by schema
             plan = resolver.plan(
                 instant=block.instant_time or "", file_schema=file_schema, columns=columns, path=location
             )

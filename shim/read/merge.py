@@ -79,11 +79,14 @@ def resolve_winners(events: LogEvents, mode: MergeMode) -> LogWinners:
     n = len(events)
     if n == 0:
         return LogWinners(events.keys, events.ordering, events.kinds, events.data_index)
-    seq = np.arange(n, dtype=np.int64)
-    encoded = pc.dictionary_encode(events.keys).combine_chunks() if isinstance(
-        events.keys, pa.ChunkedArray) else pc.dictionary_encode(events.keys)
-    group = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = events.keys.combine_chunks() if isinstance(events.keys, pa.ChunkedArray) else events.keys
+    encoded = pc.dictionary_encode(keys)
     groups = len(encoded.dictionary)
+    if groups == n:
+        # Every key has one event, which wins (also a lone commit-time delete): nothing to reduce.
+        return LogWinners(keys, events.ordering, events.kinds, events.data_index)
+    seq = np.arange(n, dtype=np.int64)
+    group = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     if mode is MergeMode.COMMIT_TIME_ORDERING or not events.ordering:
         winners = np.full(groups, -1, dtype=np.int64)
         np.maximum.at(winners, group, seq)
@@ -91,7 +94,7 @@ def resolve_winners(events: LogEvents, mode: MergeMode) -> LogWinners:
         winners = _event_time_winners(events, group, groups, seq)
     take = pa.array(winners)
     return LogWinners(
-        keys=events.keys.take(take),
+        keys=keys.take(take),
         ordering=tuple(column.take(take) for column in events.ordering),
         kinds=events.kinds[winners],
         data_index=events.data_index[winners],
@@ -161,24 +164,28 @@ class BaseMerger:
         self.event_time = mode is MergeMode.EVENT_TIME_ORDERING and bool(winners.ordering)
         self.base_won = np.zeros(len(winners.keys), dtype=bool)
 
-    def keep_mask(self, keys: pa.Array, ordering: Sequence[pa.Array]) -> pa.Array | None:
+    def keep_mask(self, keys: pa.Array, ordering: Sequence[pa.Array]) -> np.ndarray | None:
         """Mask of base rows to keep (None: keep all), given their keys and ordering values."""
         if len(self.winners.keys) == 0:
             return None
         position = pc.index_in(keys, value_set=self.winners.keys)
-        matched = position.is_valid()
-        if not pc.any(matched).as_py():
+        if position.null_count == len(position):
             return None
+        matched = np.asarray(position.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         if not self.event_time:
-            return pc.invert(matched)
-        idx = position.fill_null(0)
-        log_ordering = [column.take(idx) for column in self.winners.ordering]
-        ctd = pa.array(self.winners.kinds == EventKind.COMMIT_TIME_DELETE).take(idx)
-        base_wins = pc.and_(pc.and_(matched, strictly_greater(list(ordering), log_ordering)), pc.invert(ctd))
-        won = pc.filter(position, base_wins).to_numpy(zero_copy_only=False)
-        if len(won):
-            self.base_won[won.astype(np.int64)] = True
-        return pc.or_(pc.invert(matched), base_wins)
+            return ~matched
+        # Ordering values are compared only where a base row meets its key's log winner.
+        rows = pa.array(np.flatnonzero(matched))
+        winner = position.filter(pa.array(matched)).to_numpy(zero_copy_only=False).astype(np.int64)
+        take = pa.array(winner)
+        log_ordering = [column.take(take) for column in self.winners.ordering]
+        base_ordering = [column.take(rows) for column in ordering]
+        greater = np.asarray(strictly_greater(base_ordering, log_ordering).to_numpy(zero_copy_only=False), dtype=bool)
+        base_wins = greater & (self.winners.kinds[winner] != EventKind.COMMIT_TIME_DELETE)
+        self.base_won[winner[base_wins]] = True
+        keep = ~matched
+        keep[np.flatnonzero(matched)[base_wins]] = True
+        return keep
 
     def remaining_rows(self) -> np.ndarray:
         """Rows of the log data table to emit: upsert winners not beaten by their base record."""

@@ -20,7 +20,14 @@ from shim.read.damage import SkippedBlocks
 from shim.read.key_lookup import files_with_any
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
-from shim.read.slice_state import RememberedSlice, SliceMerge, SliceMergeState, log_key, start_slice_merge
+from shim.read.slice_state import (
+    RememberedSlice,
+    SliceMerge,
+    SliceMergeState,
+    log_key,
+    log_schema,
+    start_slice_merge,
+)
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 
 if TYPE_CHECKING:
@@ -40,14 +47,15 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
     columns = scan.read_schema.names
     merge_columns = [c for c in scan.merge.columns if c not in columns]
     few = scan.limit is not None  # a few rows wanted: the first ones soonest
+    logged = log_schema(scan)
 
     def read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
         key = (file_slice, scan.read_instant)
-        state = _remembered(cache.get(key))
+        state = _remembered(cache.get(key), logged)
         if _base_ruled_out(file_slice):
             # No row of the base file has a key asked for: only log records can match. Which of
             # them stand does not depend on the base file's other keys.
-            yield from _log_rows(state or start_slice_merge(scan, file_slice, skipped).state(), file_slice)
+            yield from _log_rows(state or start_slice_merge(scan, file_slice, skipped, logged).state(), file_slice)
         elif state is None:
             yield from _first_read(file_slice)
         else:
@@ -61,20 +69,21 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
         path = file_slice.base_path(scan.table.path)
         assert path is not None and file_slice.base_file is not None
         plan = scan.resolver.plan(instant=file_slice.base_file.instant_time,
-                                  file_schema=read_file_schema(path), columns=wanted, path=path)
+                                  file_schema=_planned_schema(path), columns=wanted, path=path)
         return path, plan
 
     def _first_read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
-        merge = start_slice_merge(scan, file_slice, skipped)
+        merge = start_slice_merge(scan, file_slice, skipped, logged)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
             for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, first_soonest=few):
                 time_limit.check()
                 keep = merge.keep(batch, scan, path)
+                batch = batch.select(columns)  # the merge columns are not filtered along
                 if keep is not None:
                     batch = select_rows(batch, pa.array(keep))
                 if batch.num_rows:
-                    yield batch.select(columns)
+                    yield batch
         state = _remember(scan, file_slice, merge)
         yield from _log_rows(state, file_slice)
 
@@ -116,18 +125,24 @@ def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeSta
     assert scan.read_instant is not None and scan.merge is not None
     cache = scan.table.slice_cache
     key = (file_slice, scan.read_instant)
-    state = _remembered(cache.get(key))
+    state = _remembered(cache.get(key), scan.schemas.full_schema)
     if state is not None:
         return state
     merge = start_slice_merge(scan, file_slice)
     path = file_slice.base_path(scan.table.path)
     if path is not None and file_slice.base_file is not None:
         columns = list(dict.fromkeys(scan.merge.columns))
-        plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=read_file_schema(path),
+        plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
                                   columns=columns, path=path)
         for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
             merge.keep(batch, scan, path)
     return _remember(scan, file_slice, merge)
+
+
+def _planned_schema(path: str) -> pa.Schema:
+    """The base file's schema without the footer's key-value metadata: it names each file's own
+    key range, so keeping it would make the resolver plan every base file anew."""
+    return read_file_schema(path).remove_metadata()
 
 
 def _remember(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge) -> SliceMergeState:
@@ -141,5 +156,6 @@ def _remember(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge) -> Sl
     return state
 
 
-def _remembered(value: RememberedSlice | None) -> SliceMergeState | None:
-    return value if isinstance(value, SliceMergeState) else None
+def _remembered(value: RememberedSlice | None, schema: pa.Schema) -> SliceMergeState | None:
+    """The cached merge of a slice, when its log records carry the columns of `schema`."""
+    return value if isinstance(value, SliceMergeState) and value.holds(schema) else None

@@ -47,6 +47,10 @@ class SliceMergeState:
     def nbytes(self) -> int:
         return self.log_rows.nbytes + (self.base_keep.nbytes if self.base_keep is not None else 0) + 256
 
+    def holds(self, schema: pa.Schema) -> bool:
+        """Whether the standing log records carry every column of `schema`."""
+        return _holds(self.log_rows, schema)
+
 
 @dataclass(frozen=True, slots=True)
 class SliceLog:
@@ -94,8 +98,7 @@ class SliceMerge:
         keys = record_keys(batch, spec, path)
         ordering = [batch.column(f) for f in spec.ordering_fields] if self.event_time else []
         mask = self.merger.keep_mask(keys, ordering)
-        keep = np.ones(batch.num_rows, dtype=bool) if mask is None else np.asarray(
-            mask.to_numpy(zero_copy_only=False), dtype=bool)
+        keep = np.ones(batch.num_rows, dtype=bool) if mask is None else mask
         self.masks.append(keep)
         if keep.all():
             return None
@@ -110,20 +113,36 @@ class SliceMerge:
         return SliceMergeState(self.base_rows, keep, log_rows)
 
 
-def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: SkippedBlocks | None = None) -> SliceMerge:
-    """Decode the slice's visible log blocks (every table column) and resolve them per key; a
-    log side remembered by the table's cache is taken as it is. Corrupt log regions are treated
-    as `scan.corrupt` says (and recorded in `skipped`); a slice that has some is not remembered."""
+def log_schema(scan: PlannedScan) -> pa.Schema:
+    """The columns a snapshot read takes from log records: those it reads and those the merge
+    compares (decoding the others would be wasted)."""
+    assert scan.merge is not None
+    wanted = set(scan.read_schema.names) | set(scan.merge.columns)
+    return pa.schema([f for f in scan.schemas.full_schema if f.name in wanted])
+
+
+def _holds(table: pa.Table, schema: pa.Schema) -> bool:
+    names = set(table.schema.names)
+    return all(name in names for name in schema.names)
+
+
+def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: SkippedBlocks | None = None,
+                      schema: pa.Schema | None = None) -> SliceMerge:
+    """Decode the slice's visible log blocks (the columns of `schema`, by default every table
+    column) and resolve them per key; a log side remembered by the table's cache is taken as it
+    is when it holds those columns. Corrupt log regions are treated as `scan.corrupt` says (and
+    recorded in `skipped`); a slice that has some is not remembered."""
     spec = scan.merge
     assert spec is not None and scan.read_instant is not None
     table = scan.table
+    schema = scan.schemas.full_schema if schema is None else schema
     key = log_key(file_slice, scan.read_instant)
     side = table.slice_cache.get(key)
     remember = True
-    if not isinstance(side, SliceLog):
+    if not isinstance(side, SliceLog) or not _holds(side.data, schema):
         damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, scan.corrupt, skipped)
         blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
-        log = read_slice_log(blocks, scan.schemas.resolver, scan.schemas.full_schema, spec)
+        log = read_slice_log(blocks, scan.schemas.resolver, schema, spec)
         side = SliceLog(log.data, resolve_winners(log.events, spec.mode))
         remember = not damage.found
         if remember:
