@@ -1,6 +1,7 @@
-"""Generate a benchmark MOR table: N rows in G file groups, a fraction updated through Avro log blocks.
+"""Generate a benchmark MOR table: N rows in G file groups, a fraction updated through log blocks
+(Avro data blocks, as Spark writes them by default, or Parquet data blocks).
 
-    python bench/gen_table.py /tmp/bench-table --rows 2000000 --groups 10 --updates 0.1
+    python bench/gen_table.py /tmp/bench-table --rows 2000000 --groups 10 --updates 0.1 [--log-format parquet]
 """
 
 from __future__ import annotations
@@ -14,11 +15,21 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from shim.properties import TableType
+from shim.properties import TableConfig, TableType
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
-from shim.write.data_files import avro_record_schema, write_base_file, write_log_blocks
+from shim.files import log_file_name
+from shim.log.blocks import HeaderKey
+from shim.log.writer import encode_parquet_data_block, write_log_file
+from shim.write.data_files import (
+    FileWrite,
+    avro_record_schema,
+    next_log_version,
+    with_meta_columns,
+    write_base_file,
+    write_log_blocks,
+)
 from shim.write.table_init import TableSpec, create_table
 
 CITIES = ["san_francisco", "sao_paulo", "chennai", "new_york", "berlin", "tokyo", "lagos", "lima"]
@@ -39,8 +50,9 @@ def make_rows(start: int, count: int, ts: int, rng: np.random.Generator) -> pa.T
     })
 
 
-def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7) -> dict[str, object]:
-    """Write the table; returns what was written."""
+def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7,
+             log_format: str = "avro") -> dict[str, object]:
+    """Write the table (log blocks in `log_format`: avro or parquet); returns what was written."""
     if os.path.exists(path):
         shutil.rmtree(path)
     rng = np.random.default_rng(seed)
@@ -68,16 +80,33 @@ def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7) -
     files.start(b"{}")
     log_writes = []
     per_group_updates = int(per_group * updates)
+    write_log = write_log_blocks if log_format == "avro" else _write_parquet_log
     for g in range(groups):
         chosen = np.sort(rng.choice(per_group, per_group_updates, replace=False)) + g * per_group
         data = updated_rows(chosen, rng)
-        log_writes.append(write_log_blocks(path, config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
-                                           base_instant=base_instant, instant=log_instant,
-                                           write_token=f"{g}-2-{g}", upserts=data, partition_id=g,
-                                           base_file=writes[g].file_name))
+        log_writes.append(write_log(path, config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
+                                    base_instant=base_instant, instant=log_instant,
+                                    write_token=f"{g}-2-{g}", upserts=data, partition_id=g,
+                                    base_file=writes[g].file_name))
     files.complete(CommitRecord(tuple(log_writes), "UPSERT", {"schema": avro}))
     return {"rows": per_group * groups, "groups": groups, "updated": per_group_updates * groups,
-            "seconds": round(time.perf_counter() - started, 1)}
+            "log_format": log_format, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def _write_parquet_log(path: str, config: TableConfig, *, partition_path: str, file_id: str, base_instant: str,
+                       instant: str, write_token: str, upserts: pa.Table, partition_id: int,
+                       base_file: str) -> FileWrite:
+    """A log file of one PARQUET_DATA block holding `upserts` (the bench's tables are unpartitioned)."""
+    full = with_meta_columns(upserts, config, instant=instant, file_name=file_id, partition_id=partition_id)
+    header = {HeaderKey.INSTANT_TIME: instant,
+              HeaderKey.SCHEMA: json.dumps(avro_record_schema(config.name, full.schema))}
+    version = next_log_version(path, file_id, base_instant)
+    name = log_file_name(file_id, base_instant, version, write_token)
+    target = os.path.join(path, name)
+    write_log_file(target, [encode_parquet_data_block(full, header)])
+    return FileWrite(partition_path=partition_path, file_id=file_id, file_name=name, num_writes=full.num_rows,
+                     num_updates=full.num_rows, num_deletes=0, file_size=os.path.getsize(target),
+                     prev_commit=base_instant, base_file=base_file, log_version=version)
 
 
 def updated_rows(ids: np.ndarray, rng: np.random.Generator) -> pa.Table:
@@ -92,8 +121,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--groups", type=int, default=10)
     parser.add_argument("--updates", type=float, default=0.1)
+    parser.add_argument("--log-format", choices=("avro", "parquet"), default="avro")
     args = parser.parse_args()
-    print(generate(args.path, args.rows, args.groups, args.updates))
+    print(generate(args.path, args.rows, args.groups, args.updates, log_format=args.log_format))
 
 
 if __name__ == "__main__":
