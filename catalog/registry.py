@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shim.errors import InvalidArgumentError, TableNotFoundError
+from shim.properties import find_config_file
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,7 @@ class RegisteredTable:
 
 def is_table_folder(path: str) -> bool:
     """Whether `path` holds a Hudi table (its properties file, or Hudi's backup of it)."""
-    props = os.path.join(path, ".hoodie", "hoodie.properties")
-    return os.path.isfile(props) or os.path.isfile(props + ".backup")
+    return find_config_file(path) is not None
 
 
 def check_name(name: str) -> str:

@@ -6,6 +6,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from shim import storage
 from shim.errors import InvalidTableError, UnsupportedFeatureError
 
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
@@ -374,3 +375,30 @@ _KEYGEN_CLASS_TO_TYPE = {
     "CustomAvroKeyGenerator": "CUSTOM",
     "GlobalDeleteKeyGenerator": "GLOBAL_DELETE",
 }
+
+
+def config_path(table_path: str) -> str:
+    """Where the table at `table_path` keeps its `hoodie.properties`."""
+    return storage.join(table_path, ".hoodie", "hoodie.properties")
+
+
+def find_config_file(table_path: str) -> str | None:
+    """The properties file to read: `hoodie.properties`, or its `.backup` (Hudi restores the file
+    from it after a failed update); None when neither exists."""
+    path = config_path(table_path)
+    for candidate in (path, path + ".backup"):
+        if storage.is_file(candidate):
+            return candidate
+    return None
+
+
+def read_table_config(table_path: str) -> TableConfig | None:
+    """The config of the table at `table_path`, or None when there is no table there.
+
+    Raises:
+        UnsupportedFeatureError: the table uses a version or feature hudi-shim cannot read.
+    """
+    path = find_config_file(table_path)
+    if path is None:
+        return None
+    return TableConfig.from_text(storage.read_text(path), path)

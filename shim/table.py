@@ -12,7 +12,7 @@ from shim import storage
 from shim.errors import FileGoneError, TableNotFoundError
 from shim.plan.listing import TableListing
 from shim.plan.slices import FileSlice
-from shim.properties import TableConfig
+from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
 from shim.read.committed import CommittedFiles
 from shim.read.damage import CorruptMode, SkippedBlocks
@@ -44,19 +44,9 @@ def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEF
         UnsupportedFeatureError: the table uses a version or feature hudi-shim cannot read.
     """
     path = storage.resolve_table_path(location)
-    hoodie = os.path.join(path, ".hoodie")
-    props_path = os.path.join(hoodie, "hoodie.properties")
-    if not os.path.isfile(props_path):
-        backup = props_path + ".backup"
-        if os.path.isfile(backup):  # Hudi restores this file from its backup after a failed update
-            props_path = backup
-        else:
-            raise TableNotFoundError(
-                f"no Hudi table at {path}: {os.path.join(hoodie, 'hoodie.properties')} does not exist",
-                path=path,
-            )
-    with open(props_path, encoding="utf-8") as handle:
-        config = TableConfig.from_text(handle.read(), props_path)
+    config = read_table_config(path)
+    if config is None:
+        raise TableNotFoundError(f"no Hudi table at {path}: {config_path(path)} does not exist", path=path)
     return Table(path, config, merge_cache_bytes=merge_cache_bytes)
 
 

@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import threading
 from dataclasses import dataclass, field
 
 from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher, Readers
+from shim import storage
 from shim.errors import HudiShimError
-from shim.write.table_init import write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -75,37 +74,36 @@ class HadoopCatalogFolder:
 
     def _write_version(self, name: str, metadata: dict) -> bool:
         folder = os.path.join(self.namespace_folder(), name, "metadata")
-        os.makedirs(folder, exist_ok=True)
+        storage.make_dirs(folder)
         marker = os.path.join(self.namespace_folder(), name, _MARKER)
-        if not os.path.exists(marker):
-            write_atomically(marker, b"written by hudi-shim's Hadoop catalog folder\n")
+        if not storage.exists(marker):
+            storage.write_atomically(marker, b"written by hudi-shim's Hadoop catalog folder\n")
         current = current_version(folder)
         if current is not None:
             try:
-                with open(os.path.join(folder, f"v{current}.metadata.json"), encoding="utf-8") as handle:
-                    if json.load(handle) == metadata:
-                        return False
+                if json.loads(storage.read_text(os.path.join(folder, f"v{current}.metadata.json"))) == metadata:
+                    return False
             except (OSError, ValueError):
                 pass  # unreadable: write a new version
         number = (current or 0) + 1
-        write_atomically(os.path.join(folder, f"v{number}.metadata.json"), json.dumps(metadata).encode("utf-8"))
-        write_atomically(os.path.join(folder, VERSION_HINT), str(number).encode("ascii"))
+        storage.write_atomically(os.path.join(folder, f"v{number}.metadata.json"), json.dumps(metadata).encode("utf-8"))
+        storage.write_atomically(os.path.join(folder, VERSION_HINT), str(number).encode("ascii"))
         for old in range(number - KEEP_VERSIONS - 1, 0, -1):
             path = os.path.join(folder, f"v{old}.metadata.json")
-            if not os.path.exists(path):
+            if not storage.exists(path):
                 break
-            os.unlink(path)
+            storage.remove(path)
         return True
 
     def _remove_others(self, names: set[str]) -> list[str]:
         """Remove the tables this folder holds that are no longer published (only folders it made)."""
         removed: list[str] = []
         namespace = self.namespace_folder()
-        if not os.path.isdir(namespace):
+        if not storage.is_dir(namespace):
             return removed
-        for entry in sorted(os.listdir(namespace)):
-            if entry not in names and os.path.exists(os.path.join(namespace, entry, _MARKER)):
-                shutil.rmtree(os.path.join(namespace, entry), ignore_errors=True)
+        for entry in sorted(storage.list_names(namespace)):
+            if entry not in names and storage.exists(os.path.join(namespace, entry, _MARKER)):
+                storage.remove_tree(os.path.join(namespace, entry))
                 removed.append(entry)
         return removed
 
@@ -113,7 +111,6 @@ class HadoopCatalogFolder:
 def current_version(metadata_folder: str) -> int | None:
     """The version `version-hint.text` names (None: no version yet)."""
     try:
-        with open(os.path.join(metadata_folder, VERSION_HINT), encoding="ascii") as handle:
-            return int(handle.read().strip())
+        return int(storage.read_text(os.path.join(metadata_folder, VERSION_HINT)).strip())
     except (OSError, ValueError):
         return None

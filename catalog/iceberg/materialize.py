@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -22,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
+from shim import storage
 from shim.plan.slices import FileSlice
 from shim.read.merged_slice import slice_merge_state
 from shim.read.request import PlannedScan
@@ -97,10 +97,10 @@ def write_log_side(scan: PlannedScan, file_slice: FileSlice, touched: bytes, bas
 
 def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.RecordBatch]]) -> WrittenFile:
     """`batches` as the Parquet file `path` (reused when already there; None path: no rows)."""
-    if os.path.exists(path):
-        return WrittenFile(path, pq.ParquetFile(path).metadata.num_rows, os.path.getsize(path))
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.getpid()}-{threading.get_ident()}.tmp"
+    if storage.exists(path):
+        return WrittenFile(path, pq.ParquetFile(path).metadata.num_rows, storage.file_size(path))
+    storage.make_dirs(os.path.dirname(path))
+    tmp = storage.temporary_path(path)
     rows = 0
     try:
         with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
@@ -108,15 +108,15 @@ def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.Recor
                 writer.write_table(group, row_group_size=group.num_rows)
                 rows += group.num_rows
         if rows == 0:
-            os.unlink(tmp)
+            storage.remove(tmp)
             return WrittenFile(None, 0, 0)
         _without_empty_dictionaries(tmp, schema)
-        os.replace(tmp, path)
+        storage.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if storage.exists(tmp):
+            storage.remove(tmp)
         raise
-    return WrittenFile(path, rows, os.path.getsize(path))
+    return WrittenFile(path, rows, storage.file_size(path))
 
 
 def _row_groups(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.Table]:
@@ -155,10 +155,10 @@ def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
                               use_dictionary=[leaf for leaf in leaves if leaf not in empty]) as writer:
             for group in range(metadata.num_row_groups):
                 writer.write_table(source.read_row_group(group), row_group_size=metadata.row_group(group).num_rows)
-        os.replace(rewritten, path)
+        storage.replace(rewritten, path)
     finally:
-        if os.path.exists(rewritten):
-            os.unlink(rewritten)
+        if storage.exists(rewritten):
+            storage.remove(rewritten)
 
 
 def _as_target(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

@@ -49,11 +49,11 @@ from catalog.iceberg.retention import expire
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
 from catalog.views import touch_keys
+from shim import storage
 from shim.errors import HudiShimError
 from shim.read.base_files import parquet_footer, read_file_schema
 from shim.read.request import PlannedScan, build_scan
 from shim.timeline.instant import instant_key
-from shim.write.table_init import write_atomically
 
 FORMAT_VERSION = 2
 #: Changes when what manifests say of the same files changes (a new version is published then).
@@ -143,7 +143,7 @@ class IcebergPublisher:
         table = handle.table()  # the same object while the table's timeline is unchanged
         _check_outside(os.path.join(self.folder, name), table.path, name)
         last = self._last.get((name, view, readers))
-        if last is not None and last[0] is table and os.path.exists(_path_of(last[2].metadata_location)):
+        if last is not None and last[0] is table and storage.exists(_path_of(last[2].metadata_location)):
             return last[2]
         latest = build_scan(table, mode=view)
         scans = [build_scan(table, mode=view, as_of=instant)
@@ -154,7 +154,7 @@ class IcebergPublisher:
             "\n".join([scan.read_instant or "", scan.data_schema.to_string(show_schema_metadata=False),
                        repr([(s.partition_path, s.file_id, s.base_file, s.log_files) for s in scan.slices])])
             for scan in scans])
-        if last is not None and last[1] == key and os.path.exists(_path_of(last[2].metadata_location)):
+        if last is not None and last[1] == key and storage.exists(_path_of(last[2].metadata_location)):
             result = last[2]
         else:
             versions = self._versions(handle, table, view, scans, readers)
@@ -207,11 +207,10 @@ class IcebergPublisher:
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
         metadata_path = os.path.join(folder, f"{digest}.metadata.json")
-        if os.path.exists(metadata_path):
-            os.utime(metadata_path)  # published again: a version in use is never expired
-            with open(metadata_path, encoding="utf-8") as handle:
-                return PublishedTable(file_uri(metadata_path), json.load(handle), latest.written)
-        os.makedirs(folder, exist_ok=True)
+        if storage.exists(metadata_path):
+            storage.touch(metadata_path)  # published again: a version in use is never expired
+            return PublishedTable(file_uri(metadata_path), json.loads(storage.read_text(metadata_path)), latest.written)
+        storage.make_dirs(folder)
         entries: list[dict[str, Any]] = []
         for number, (snapshot, schema_id) in enumerate(zip(versions.snapshots, schema_ids, strict=True), start=1):
             entries.append(self._snapshot(folder, digest, snapshot, number, schemas[schema_id] | {"schema-id": schema_id},
@@ -248,7 +247,7 @@ class IcebergPublisher:
             "snapshot-log": [{"timestamp-ms": e["timestamp-ms"], "snapshot-id": e["snapshot-id"]} for e in entries],
             "metadata-log": [],
         }
-        write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
+        storage.write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
         self._expire(name)
         return PublishedTable(file_uri(metadata_path), metadata, latest.written)
 
@@ -266,10 +265,10 @@ class IcebergPublisher:
             if held or kind == DATA:
                 manifest_path = os.path.join(folder, f"{digest}-{sequence_number}-m{kind}.avro")
                 manifest = manifest_bytes(held, snapshot_id, sequence_number, schema, spec, kind)
-                write_atomically(manifest_path, manifest)
+                storage.write_atomically(manifest_path, manifest)
                 manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
         list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
-        write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
+        storage.write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
         data = [f for f in snapshot.files if f.content == DATA]
         deletes = [f for f in snapshot.files if f.content != DATA]
         entry: dict[str, Any] = {
@@ -354,7 +353,7 @@ def _data_files(scan: PlannedScan, layout: Layout, touches: dict[tuple[str, str]
             continue
         base_uri = file_uri(placement.base_path)
         files.append(DataFile(base_uri, parquet_footer(placement.base_path).num_rows,
-                              os.path.getsize(placement.base_path), DATA, partition))
+                              storage.file_size(placement.base_path), DATA, partition))
         if placement.merge_logs:
             log_rows, deletes = write_log_side(scan, file_slice, touched, base_uri, data_folder)
             add(log_rows, partition)

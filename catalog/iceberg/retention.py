@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 import fastavro
 
+from shim import storage
+
 log = logging.getLogger(__name__)
 
 METADATA_SUFFIX = ".metadata.json"
@@ -36,7 +38,7 @@ def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> 
     files they name. A file written less than `keep_seconds` ago is never removed: a publish may
     be writing the version that will name it.
     """
-    if os.path.exists(os.path.join(table_folder, ".hoodie")):
+    if storage.exists(os.path.join(table_folder, ".hoodie")):
         log.warning("not expiring published files in %s: it holds a Hudi table", table_folder)
         return []
     now = time.time() if now is None else now
@@ -56,9 +58,9 @@ def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> 
         if path in kept:
             continue
         try:
-            if os.stat(path).st_mtime >= horizon:
+            if storage.stat(path).mtime >= horizon:
                 continue
-            os.unlink(path)
+            storage.remove(path)
         except FileNotFoundError:
             continue
         removed.append(path)
@@ -69,14 +71,14 @@ def _kept_metadata(table_folder: str, horizon: float) -> Iterator[str]:
     """Per view folder, the newest metadata file and those touched after `horizon`."""
     for view in VIEWS:
         folder = os.path.join(table_folder, view, "metadata")
-        if not os.path.isdir(folder):
+        if not storage.is_dir(folder):
             continue
         versions = []
-        for name in os.listdir(folder):
+        for name in storage.list_names(folder):
             if name.endswith(METADATA_SUFFIX) and not name.startswith("."):
                 path = os.path.join(folder, name)
                 try:
-                    versions.append((os.stat(path).st_mtime, path))
+                    versions.append((storage.stat(path).mtime, path))
                 except FileNotFoundError:
                     continue
         if not versions:
@@ -88,8 +90,7 @@ def _kept_metadata(table_folder: str, horizon: float) -> Iterator[str]:
 
 def _named_by(metadata_path: str) -> set[str]:
     """The manifest lists, manifests and data files a metadata file names (local paths)."""
-    with open(metadata_path, encoding="utf-8") as handle:
-        metadata = json.load(handle)
+    metadata = json.loads(storage.read_text(metadata_path))
     named: set[str] = set()
     for snapshot in metadata.get("snapshots", []):
         manifest_list = _local(snapshot["manifest-list"])
@@ -102,17 +103,17 @@ def _named_by(metadata_path: str) -> set[str]:
 
 
 def _avro_records(path: str) -> list[dict]:
-    with open(path, "rb") as handle:
+    with storage.open_input(path) as handle:
         return [record for record in fastavro.reader(handle) if isinstance(record, dict)]
 
 
 def _files(table_folder: str) -> Iterator[str]:
     """The files the publisher writes for a table: written slices and its views' metadata."""
     for folder in [os.path.join(table_folder, "data")] + [os.path.join(table_folder, v, "metadata") for v in VIEWS]:
-        if not os.path.isdir(folder):
+        if not storage.is_dir(folder):
             continue
-        for entry in os.scandir(folder):
-            if entry.is_file(follow_symlinks=False) and entry.name.endswith(_WRITTEN_SUFFIXES):
+        for entry in storage.list_files(folder):
+            if entry.is_file and entry.name.endswith(_WRITTEN_SUFFIXES):
                 yield entry.path
 
 

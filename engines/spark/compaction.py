@@ -181,8 +181,8 @@ def start_compaction(table_path: str, config: TableConfig, timeout_s: float,
                 after = max((i.requested_time for i in timeline.instants), key=instant_key)
                 rollback_failed_write(table_path, inst, new_instant_time(after=after), keep_requested=True)
             instant = inst.requested_time
-            with open(os.path.join(table_path, ".hoodie", f"{instant}.compaction.requested"), "rb") as handle:
-                plan = decode_avro_record(handle.read())
+            plan = decode_avro_record(storage.read_bytes(os.path.join(table_path, ".hoodie",
+                                                                      f"{instant}.compaction.requested")))
             operations = tuple(plan.get("operations") or ())
             heartbeat.beat(table_path, instant)
         else:
@@ -300,10 +300,7 @@ def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
             parquet=job.parquet,
         )
         if state.base is not None and state.base.file_name != name:
-            try:
-                os.remove(storage.join(job.table_path, partition, state.base.file_name))
-            except FileNotFoundError:
-                pass
+            storage.remove(storage.join(job.table_path, partition, state.base.file_name), missing_ok=True)
         handle.write(dataclasses.replace(state, base=dataclasses.replace(written, num_updates=written.num_writes,
                                                                          num_inserts=0)))
     return name
@@ -321,7 +318,7 @@ def finish_compaction(job: CompactionJob) -> None:
     remove_unlisted_files(job.table_path, job.instant, states)
     writes = tuple(w for state in states for w in state.writes)
     extra = {"schema": json.dumps(avro_record_schema(job.config.name, data_arrow_schema(schema)))}
-    table_has_history = os.path.isdir(os.path.join(job.table_path, ".hoodie", ".schema"))
+    table_has_history = storage.is_dir(os.path.join(job.table_path, ".hoodie", ".schema"))
     if table_has_history:
         extra[LATEST_SCHEMA_KEY] = schema_to_json(schema)
     complete(job.txn, job.config, CommitRecord(writes, "COMPACT", extra, compacted=True))

@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from shim import storage
 from shim.storage import join
 from shim.write.data_files import FileWrite
 from shim.write.markers import list_markers, marker_folder
-from shim.write.table_init import write_atomically
 
 STATE_FOLDER = ".shim"
 
@@ -108,9 +108,8 @@ def try_locked_group(table_path: str, instant: str, partition_path: str, bucket:
 def _locked(table_path: str, instant: str, partition_path: str, bucket: int, *, wait: bool) -> Iterator[
         GroupHandle | None]:
     folder = state_folder(table_path, instant)
-    os.makedirs(folder, exist_ok=True)
     key = group_key(partition_path, bucket)
-    with open(os.path.join(folder, f"{key}.lock"), "a+b") as handle:
+    with storage.open_lock(os.path.join(folder, f"{key}.lock")) as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -130,55 +129,41 @@ class GroupHandle:
 
     def read(self) -> GroupState | None:
         try:
-            with open(self.path, encoding="utf-8") as handle:
-                return GroupState.from_json(handle.read())
+            return GroupState.from_json(storage.read_text(self.path))
         except FileNotFoundError:
             return None
 
     def write(self, state: GroupState) -> None:
         # Atomic (rename) but not fsynced: the state only matters while the write runs.
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(state.to_json())
-        os.replace(tmp, self.path)
+        storage.write_atomically(self.path, state.to_json().encode("utf-8"), durable=False)
 
 
 def all_states(table_path: str, instant: str) -> list[GroupState]:
     """Every file group state of a commit (read by the driver when committing)."""
     folder = state_folder(table_path, instant)
-    try:
-        names = sorted(os.listdir(folder))
-    except FileNotFoundError:
-        return []
     states = []
-    for name in names:
+    for name in sorted(storage.list_names(folder)):
         if name.endswith(".json"):
-            with open(os.path.join(folder, name), encoding="utf-8") as handle:
-                states.append(GroupState.from_json(handle.read()))
+            states.append(GroupState.from_json(storage.read_text(os.path.join(folder, name))))
     return states
 
 
 def record_replaced(table_path: str, instant: str, partition_path: str, file_ids: list[str]) -> None:
     """Note the live file groups of a partition an insert_overwrite replaces (same from any task)."""
     folder = state_folder(table_path, instant)
-    os.makedirs(folder, exist_ok=True)
+    storage.make_dirs(folder)
     digest = hashlib.sha1(partition_path.encode("utf-8")).hexdigest()[:16]
     body = json.dumps({"partition_path": partition_path, "file_ids": sorted(file_ids)})
-    write_atomically(os.path.join(folder, f"replaced-{digest}.replace"), body.encode("utf-8"))
+    storage.write_atomically(os.path.join(folder, f"replaced-{digest}.replace"), body.encode("utf-8"))
 
 
 def all_replaced(table_path: str, instant: str) -> dict[str, tuple[str, ...]]:
     """Partition -> file ids replaced, as recorded by the tasks."""
     folder = state_folder(table_path, instant)
     replaced: dict[str, tuple[str, ...]] = {}
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return replaced
-    for name in names:
+    for name in storage.list_names(folder):
         if name.endswith(".replace"):
-            with open(os.path.join(folder, name), encoding="utf-8") as handle:
-                raw = json.loads(handle.read())
+            raw = json.loads(storage.read_text(os.path.join(folder, name)))
             replaced[raw["partition_path"]] = tuple(raw["file_ids"])
     return replaced
 
@@ -194,11 +179,8 @@ def remove_unlisted_files(table_path: str, instant: str, states: list[GroupState
         if (marker.partition_path, marker.file_name) in listed:
             continue
         path = join(table_path, marker.partition_path, marker.file_name)
-        try:
-            os.remove(path)
+        if storage.remove(path, missing_ok=True):
             removed.append(path)
-        except FileNotFoundError:
-            pass
     return removed
 
 
@@ -211,7 +193,7 @@ def cut_unrecorded_log_tails(table_path: str, states: list[GroupState]) -> list[
     for state in states:
         for log in state.logs:
             path = join(table_path, state.partition_path, log.file_name)
-            if os.path.getsize(path) > log.file_size:
-                os.truncate(path, log.file_size)
+            if storage.file_size(path) > log.file_size:
+                storage.truncate(path, log.file_size)
                 cut.append(path)
     return cut

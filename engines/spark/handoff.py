@@ -24,13 +24,13 @@ from __future__ import annotations
 import fcntl
 import glob
 import os
-import threading
 import time
 from typing import IO, Self
 
 import pyarrow as pa
 
 from engines.spark.group_state import group_key
+from shim import storage
 
 
 def spill_name(partition_path: str, bucket: int, partition_id: int) -> str:
@@ -41,12 +41,12 @@ def spill_name(partition_path: str, bucket: int, partition_id: int) -> str:
 
 def write_spill(folder: str, name: str, rows: pa.Table) -> None:
     """Write `rows` as `folder/name` (Arrow IPC file, written aside then renamed into place)."""
-    os.makedirs(folder, exist_ok=True)
+    storage.make_dirs(folder)
     path = os.path.join(folder, name)
-    tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
+    tmp = storage.temporary_path(path)
     with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:
         writer.write_table(rows)
-    os.replace(tmp, path)
+    storage.replace(tmp, path)
 
 
 def read_spill(folder: str, name: str) -> pa.Table:
@@ -66,8 +66,7 @@ class HandOverTurn:
 
     def __enter__(self) -> Self:
         """Announce that this task is preparing rows to hand over."""
-        os.makedirs(self.folder, exist_ok=True)
-        self._handle = open(self.own, "a+b")
+        self._handle = storage.open_lock(self.own)
         fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
         self._started = time.monotonic()
         return self
@@ -94,7 +93,7 @@ class HandOverTurn:
 
 def _released_before(lock_path: str, deadline: float) -> bool:
     """Whether the lock on `lock_path` is (or comes) free before `deadline` (monotonic time)."""
-    with open(lock_path, "rb") as handle:
+    with storage.open_lock(lock_path) as handle:
         while True:
             try:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)

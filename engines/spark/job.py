@@ -12,7 +12,6 @@ import dataclasses
 import fnmatch
 import json
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -29,7 +28,7 @@ from engines.spark.options import NUM_BUCKETS, Operation, WriteOptions
 from engines.spark.txn import Transaction, abandon, begin, complete, ensure_pending
 from shim import storage
 from shim.errors import InvalidTableError, WriteError
-from shim.properties import TableConfig, TableType
+from shim.properties import TableConfig, TableType, read_table_config
 from shim.read.schemas import table_schemas_as_of
 from shim.schema import InternalSchema, internal_from_avro, schema_from_json, schema_to_json
 from shim.table import Table
@@ -81,11 +80,7 @@ class WritePlan:
 
 def open_config(table_path: str) -> TableConfig | None:
     """The table's config, or None when there is no table at `table_path` yet."""
-    props = os.path.join(table_path, ".hoodie", "hoodie.properties")
-    if not os.path.isfile(props):
-        return None
-    with open(props, encoding="utf-8") as handle:
-        return TableConfig.from_text(handle.read(), props)
+    return read_table_config(table_path)
 
 
 def plan_write(

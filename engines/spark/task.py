@@ -42,6 +42,7 @@ from engines.spark.merge import RECORD_KEY, merge_records, outranked
 from engines.spark.options import Operation
 from engines.spark.records import GroupRows, prepare_rows
 from engines.spark.txn import ensure_pending
+from shim import storage
 from shim.bloom import BLOOM_FILTER_KEY
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
@@ -331,7 +332,7 @@ class _GroupWriter:
         prev_path: str | None = None
         if state.base is not None:
             prev_path = join(plan.table_path, state.partition_path, state.base.file_name)
-            previous = pq.read_table(prev_path)
+            previous = pq.read_table(storage.parquet_source(prev_path))
             prev_commit = state.base.prev_commit
         elif committed is not None and committed.base_file is not None:
             prev_path = committed.base_path(plan.table_path)
@@ -364,10 +365,7 @@ class _GroupWriter:
         )
         before = state.base
         if before is not None and before.file_name != name:
-            try:
-                os.remove(join(plan.table_path, state.partition_path, before.file_name))
-            except FileNotFoundError:
-                pass
+            storage.remove(join(plan.table_path, state.partition_path, before.file_name), missing_ok=True)
         stat = dataclasses.replace(
             written,
             num_inserts=(before.num_inserts if before else 0) + inserts,
@@ -420,7 +418,7 @@ class _GroupWriter:
         fields = self._precombine_fields()
         if records.num_rows and fields:
             base_path = join(plan.table_path, state.partition_path, base.file_name)
-            lost = self._lost_to_earlier(state, records, pq.read_table(base_path, columns=[RECORD_KEY, *fields]))
+            lost = self._lost_to_earlier(state, records, pq.read_table(storage.parquet_source(base_path), columns=[RECORD_KEY, *fields]))
             if lost is not None:
                 records = records.filter(pa.array(~lost))
         names = pa.repeat(pa.scalar(state.file_id), records.num_rows)  # log records name their file group
@@ -460,7 +458,7 @@ class _GroupWriter:
             version, name = earlier.log_version or 1, earlier.file_name
             ensure_pending(plan.txn, plan.config)
             extend_log_file(os.path.join(folder, name), earlier.file_size, blocks)
-        size = os.path.getsize(os.path.join(folder, name))
+        size = storage.file_size(os.path.join(folder, name))
         fields = self._precombine_fields()
         logged = state.logged
         if records.num_rows and fields:  # for tasks logging rows of this group later (see below)

@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from shim.errors import ConcurrentWriteError, HudiShimError, WriteError
+from shim import storage
+from shim.errors import ConcurrentWriteError, FileGoneError, HudiShimError, WriteError
 from shim.properties import TableConfig
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.timeline import Timeline
@@ -55,8 +56,7 @@ class Transaction:
 def table_guard(table_path: str) -> Iterator[None]:
     """Hold the table's guard lock (blocks while another writer checks the timeline)."""
     path = os.path.join(table_path, ".hoodie", GUARD_FILE)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "a+b") as handle:
+    with storage.open_lock(path) as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -124,9 +124,8 @@ def _finish_pending_rollbacks(table_path: str, timeline: Timeline) -> list[Rollb
     for inst in timeline.pending(Action.ROLLBACK):
         path = os.path.join(table_path, ".hoodie", f"{inst.requested_time}.rollback.requested")
         try:
-            with open(path, "rb") as handle:
-                plan = decode_avro_record(handle.read())
-        except (FileNotFoundError, ValueError):
+            plan = decode_avro_record(storage.read_bytes(path))
+        except (FileGoneError, ValueError):
             plan = {}
         target = plan.get("instantToRollback") or {}
         if not target.get("commitTime"):
@@ -142,7 +141,7 @@ def _finish_pending_rollbacks(table_path: str, timeline: Timeline) -> list[Rollb
 def ensure_pending(txn: Transaction, config: TableConfig) -> None:
     """Fail when the instant is no longer pending (another writer rolled it back)."""
     files = txn.files(config)
-    if not (os.path.exists(files.path("inflight")) or os.path.exists(files.path("requested"))):
+    if not (storage.exists(files.path("inflight")) or storage.exists(files.path("requested"))):
         raise WriteError(
             f"{txn.table_path}: instant {txn.instant} is no longer pending; another writer rolled it back "
             "(its heartbeat was older than the timeout). Run the write again.",

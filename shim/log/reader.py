@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from shim import storage
 from shim.avro.decode import decode_records
 from shim.avro.schema import avro_to_arrow_schema
 from shim.errors import (
@@ -70,7 +71,7 @@ def read_log_file(path: str) -> LogFileContents:
         FileGoneError: the file no longer exists (a clean or rollback removed it after it was listed).
     """
     try:
-        with open(path, "rb") as handle:
+        with storage.open_input(path) as handle:
             data = handle.read()
     except OSError as exc:
         if is_missing_file(exc):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from shim import storage
 from shim.avro.encode import encode_records
 from shim.avro.schema import named_once, parse_avro_schema
 from shim.errors import InvalidArgumentError, WriteError
@@ -156,17 +156,14 @@ def write_log_file(path: str, blocks: Iterable[bytes]) -> None:
     Raises:
         WriteError: the file exists (Hudi rolls over to the next log version instead).
     """
-    try:
-        with open(path, "xb") as handle:
-            _write(handle, blocks)
-    except FileExistsError as exc:
-        raise WriteError(f"log file {path} exists; write the next log version instead", path=path) from exc
+    if not storage.create_if_absent(path, blocks, durable=True):
+        raise WriteError(f"log file {path} exists; write the next log version instead", path=path)
 
 
 def append_log_blocks(path: str, blocks: Iterable[bytes]) -> None:
     """Append `blocks` to the existing log file `path`, after all its bytes, durably (fsync)."""
     try:
-        size = os.path.getsize(path)
+        size = storage.file_size(path)
     except FileNotFoundError:
         size = 0  # extend_log_file names the missing file
     extend_log_file(path, size, blocks)
@@ -180,20 +177,9 @@ def extend_log_file(path: str, valid_size: int, blocks: Iterable[bytes]) -> None
         WriteError: `path` does not exist or is shorter than `valid_size`.
     """
     try:
-        with open(path, "r+b") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size < valid_size:
-                raise WriteError(f"log file {path} holds {size} bytes, fewer than the {valid_size} written to it",
-                                 path=path)
-            handle.truncate(valid_size)
-            handle.seek(valid_size)
-            _write(handle, blocks)
+        size = storage.write_after(path, valid_size, blocks)
     except FileNotFoundError as exc:
         raise WriteError(f"log file {path} does not exist; create it with write_log_file", path=path) from exc
+    if size < valid_size:
+        raise WriteError(f"log file {path} holds {size} bytes, fewer than the {valid_size} written to it", path=path)
 
-
-def _write(handle: Any, blocks: Iterable[bytes]) -> None:
-    for block in blocks:
-        handle.write(block)
-    handle.flush()
-    os.fsync(handle.fileno())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote
 
+from shim import storage
 from shim.files import BASE_FILE_EXTENSIONS, PARTITION_METAFILE_PREFIX
 from shim.properties import TableConfig
 
@@ -20,7 +21,7 @@ def list_partitions(table_path: str, config: TableConfig) -> list[str]:
     if not config.is_partitioned:
         return [""]
     found: list[str] = []
-    for root, dirs, files in os.walk(table_path):
+    for root, dirs, files in storage.walk(table_path):
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
         if root == table_path:
             continue

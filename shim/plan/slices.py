@@ -6,7 +6,6 @@ on it; reading consumes them.
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
@@ -57,12 +56,8 @@ def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[FileGro
     groups: dict[tuple[str, str], FileGroupFiles] = {}
     for partition in partitions:
         folder = storage.join(table_path, partition)
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue
-        for entry in entries:
-            if not entry.is_file():
+        for entry in storage.list_files(folder):
+            if not entry.is_file:
                 continue
             name = entry.name
             base = parse_base_file(name, partition)
@@ -70,10 +65,7 @@ def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[FileGro
             item = base or log
             if item is None:
                 continue
-            try:
-                size = entry.stat().st_size
-            except FileNotFoundError:  # removed since the folder was read (a rewrite, a clean)
-                continue
+            size = entry.size
             key = (partition, item.file_id)
             group = groups.get(key)
             if group is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
@@ -12,6 +11,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from shim import storage
 from shim.errors import CorruptFileError, file_gone, is_missing_file
 from shim.read.dictionary_filter import dictionary_mask, only_column
 from shim.read.partition_fill import as_dictionary_field
@@ -52,8 +52,8 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
     """The file's footer, Arrow schema and dictionary-stored string columns, parsed once per file
     version (size and mtime)."""
     try:
-        stat = os.stat(path)
-        return _parsed_footer(path, stat.st_size, stat.st_mtime_ns)
+        info = storage.stat(path)
+        return _parsed_footer(path, info.size, info.mtime_ns)
     except (OSError, pa.ArrowInvalid) as exc:
         if is_missing_file(exc):
             raise file_gone(path) from exc
@@ -62,7 +62,7 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
 
 @functools.lru_cache(maxsize=256)
 def _parsed_footer(path: str, size: int, mtime_ns: int) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
-    metadata = pq.read_metadata(path)
+    metadata = pq.read_metadata(storage.parquet_source(path))
     schema = metadata.schema.to_arrow_schema()
     return metadata, schema, _dictionary_stored(metadata, schema)
 
@@ -149,7 +149,7 @@ def scan_parquet(
             if batch.num_rows:
                 yield _apply_keeping(plan, batch, kept)
     except (OSError, pa.ArrowInvalid) as exc:
-        gone = [p for p in paths if not os.path.exists(p)]
+        gone = [p for p in paths if not storage.exists(p)]
         if gone:
             raise file_gone(gone[0]) from exc
         bad = _unreadable(paths, columns, exc)
@@ -164,7 +164,8 @@ def _unreadable(paths: Sequence[str], columns: Sequence[str], error: BaseExcepti
         return named[0]
     for path in paths:
         try:
-            for _ in pq.ParquetFile(path).iter_batches(columns=list(columns), use_threads=False):
+            source = pq.ParquetFile(storage.parquet_source(path))
+            for _ in source.iter_batches(columns=list(columns), use_threads=False):
                 pass
         except (OSError, pa.ArrowInvalid):
             return path
@@ -200,7 +201,7 @@ def iter_parquet_in_order(
         columns = _columns_to_read(plan, file_schema)
         kept = kept_dictionaries(plan, file_schema, dictionaries)
         dictionary = list(dict.fromkeys([*dictionary_columns(path, columns), *kept]))
-        parquet = pq.ParquetFile(path, metadata=metadata, read_dictionary=dictionary or None)
+        parquet = pq.ParquetFile(storage.parquet_source(path), metadata=metadata, read_dictionary=dictionary or None)
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
         threads = len(columns) > 1
@@ -233,7 +234,7 @@ def iter_parquet_in_order(
             for start in range(0, batch.num_rows, batch_size):  # the rows read count once
                 yield (rows if start == 0 else 0), batch.slice(start, batch_size)
     except (OSError, pa.ArrowInvalid) as exc:
-        if is_missing_file(exc) or not os.path.exists(path):
+        if is_missing_file(exc) or not storage.exists(path):
             raise file_gone(path) from exc
         raise CorruptFileError(f"cannot read Parquet data from {path}: {exc}", path=path) from exc
 

@@ -10,12 +10,12 @@ and a merge-on-read slice built on it yields only its log records. Files without
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterable
 
 import pyarrow as pa
 
+from shim import storage
 from shim.bloom import BLOOM_FILTER_KEY, DYNAMIC_V0, TYPE_CODE_KEY, DynamicBloomFilter
 from shim.filters import Expr, conjuncts
 from shim.filters.expr import CompareOp, Comparison, InList
@@ -77,10 +77,10 @@ def files_with_any(paths: Iterable[str], keys: frozenset[str]) -> list[str]:
 
 def _may_hold(path: str, keys: list[str]) -> bool:
     try:
-        stat = os.stat(path)
+        info = storage.stat(path)
     except OSError:
         return True  # reading it reports the problem, naming the file
-    cache_key = (path, stat.st_size, stat.st_mtime_ns)
+    cache_key = (path, info.size, info.mtime_ns)
     bloom = _FILTERS.get(cache_key)
     if bloom is None:
         bloom = _read_filter(path)

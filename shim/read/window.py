@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -148,7 +147,7 @@ def _reaches_archive(table: Table, timeline: Timeline, begin: str) -> bool:
 def _has_archive(table: Table) -> bool:
     """Whether the table's archive folder holds any file (archived instants)."""
     folder = storage.join(table.path, ".hoodie", table.config.archive_path)
-    return any(os.path.isfile(os.path.join(folder, name)) for name in storage.list_names(folder))
+    return any(entry.is_file for entry in storage.list_files(folder))
 
 
 def _check_full_scan_possible(table: Table, timeline: Timeline, begin: str, finish: str | None,

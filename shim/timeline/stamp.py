@@ -4,8 +4,9 @@ renamed or removed (a few `stat` calls instead of a listing)."""
 from __future__ import annotations
 
 import os
-import stat
 import time
+
+from shim import storage
 
 # A file system with coarse timestamps can change a folder twice within one tick: while its time
 # is this recent, the number of entries is compared too.
@@ -20,10 +21,10 @@ def timeline_stamp(table_path: str) -> tuple[int, ...]:
     now = time.time_ns()
     for path in (hoodie, os.path.join(hoodie, "timeline"), os.path.join(hoodie, "hoodie.properties")):
         try:
-            info = os.stat(path)
+            info = storage.stat(path)
         except OSError:
             stamp += [-1, -1, -1]
             continue
-        recent = now - info.st_mtime_ns < _RACY_NS and stat.S_ISDIR(info.st_mode)
-        stamp += [info.st_mtime_ns, info.st_size, len(os.listdir(path)) if recent else -1]
+        recent = now - info.mtime_ns < _RACY_NS and not info.is_file
+        stamp += [info.mtime_ns, info.size, len(storage.list_names(path)) if recent else -1]
     return tuple(stamp)

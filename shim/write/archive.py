@@ -65,14 +65,11 @@ def archive_timeline(table_path: str, config: TableConfig, settings: ArchiveSett
     blocks = [encode_avro_records_block(records[i:i + batch], _ENTRY_SCHEMA, {})
               for i in range(0, len(records), batch)]
     folder = storage.join(table_path, ".hoodie", config.archive_path)
-    os.makedirs(folder, exist_ok=True)
+    storage.make_dirs(folder)
     path = os.path.join(folder, f".commits_.archive.{next_archive_version(table_path, config)}_{_WRITE_TOKEN}")
     write_log_file(path, blocks)
     for inst in [i for i in chosen if not i.is_completed] + [i for i in chosen if i.is_completed]:
-        try:
-            os.remove(os.path.join(timeline.folder, inst.file_name))
-        except FileNotFoundError:
-            pass
+        storage.remove(os.path.join(timeline.folder, inst.file_name), missing_ok=True)
     return ArchiveResult(tuple(chosen), path)
 
 
@@ -135,7 +132,7 @@ def _requested_content(timeline: Timeline, instant: Instant) -> dict[str, Any]:
     """The plan in the requested file of a clean or compaction (its inflight file may be empty)."""
     requested = Instant(instant.requested_time, instant.action, State.REQUESTED, None,
                         f"{instant.requested_time}.{instant.action.value}.requested")
-    present = os.path.exists(os.path.join(timeline.folder, requested.file_name))
+    present = storage.exists(os.path.join(timeline.folder, requested.file_name))
     return timeline.read_raw(requested if present else instant)
 
 

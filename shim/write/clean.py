@@ -24,7 +24,6 @@ from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
 from shim.write.clean_plan import CleanPlan, CleanSettings, files_by_partition, plan_clean
 from shim.write.clock import new_instant_time
-from shim.write.table_init import write_atomically
 
 CLEAN_METADATA_VERSION = 2
 
@@ -52,7 +51,7 @@ def clean_table(table_path: str, config: TableConfig, settings: CleanSettings | 
     results = []
     for pending in timeline.pending(Action.CLEAN):
         path = os.path.join(hoodie, f"{pending.requested_time}.clean.requested")
-        if not os.path.exists(path):
+        if not storage.exists(path):
             path = os.path.join(hoodie, f"{pending.requested_time}.clean.inflight")
         try:
             record = decode_avro_record(storage.read_bytes(path))
@@ -67,7 +66,7 @@ def clean_table(table_path: str, config: TableConfig, settings: CleanSettings | 
         return results
     latest = max((i.requested_time for i in timeline.instants), key=instant_key, default=None)
     instant = new_instant_time(after=latest)
-    write_atomically(os.path.join(hoodie, f"{instant}.clean.requested"),
+    storage.write_atomically(os.path.join(hoodie, f"{instant}.clean.requested"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(table_path)))
     results.append(_run(table_path, instant, plan))
     return results
@@ -77,13 +76,13 @@ def _run(table_path: str, instant: str, plan: CleanPlan) -> CleanResult:
     """Move the clean to inflight, delete its files, complete it."""
     started = time.monotonic()
     hoodie = os.path.join(table_path, ".hoodie")
-    write_atomically(os.path.join(hoodie, f"{instant}.clean.inflight"),
+    storage.write_atomically(os.path.join(hoodie, f"{instant}.clean.inflight"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(table_path)))
     deleted: list[tuple[str, str]] = []
     failed: list[tuple[str, str]] = []
     for partition, name in files_by_partition(plan):
         try:
-            os.remove(storage.join(table_path, partition, name))
+            storage.remove(storage.join(table_path, partition, name))
             deleted.append((partition, name))
         except OSError:  # already gone (an interrupted clean) or not deletable: recorded as Hudi does
             failed.append((partition, name))
@@ -109,5 +108,5 @@ def _run(table_path: str, instant: str, plan: CleanPlan) -> CleanResult:
         "bootstrapPartitionMetadata": {},
         "extraMetadata": None,
     }
-    write_atomically(os.path.join(hoodie, f"{instant}.clean"), encode_avro_record(CLEAN_METADATA, metadata))
+    storage.write_atomically(os.path.join(hoodie, f"{instant}.clean"), encode_avro_record(CLEAN_METADATA, metadata))
     return CleanResult(instant, retained, tuple(deleted), tuple(failed))

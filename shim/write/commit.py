@@ -11,11 +11,11 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from shim import storage
 from shim.errors import WriteError
 from shim.properties import TableConfig
 from shim.timeline.instant import Action
 from shim.write.data_files import FileWrite
-from shim.write.table_init import write_atomically
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,26 +69,23 @@ class InstantFiles:
 
     def request(self, content: bytes = b"") -> None:
         """Write `<instant>.<action>.requested` (a plan for compaction and clustering)."""
-        if os.path.exists(self.path("requested")) or os.path.exists(self.path("completed")):
+        if storage.exists(self.path("requested")) or storage.exists(self.path("completed")):
             raise WriteError(f"instant {self.instant} already exists on the timeline", instant=self.instant)
-        write_atomically(self.path("requested"), content)
+        storage.write_atomically(self.path("requested"), content)
 
     def start(self, content: bytes = b"") -> None:
         """Write the inflight file: the write is under way."""
-        write_atomically(self.path("inflight"), content)
+        storage.write_atomically(self.path("inflight"), content)
 
     def complete(self, record: CommitRecord) -> None:
         """Write the completed instant, last and atomically."""
         body = json.dumps(record.to_json(), indent=2).encode()
-        write_atomically(self.path("completed"), body)
+        storage.write_atomically(self.path("completed"), body)
 
     def remove_pending(self) -> None:
         """Delete the requested and inflight files (after a rollback)."""
         for state in ("inflight", "requested"):
-            try:
-                os.remove(self.path(state))
-            except FileNotFoundError:
-                pass
+            storage.remove(self.path(state), missing_ok=True)
 
 
 def inflight_metadata(writes: Iterable[FileWrite] = (), operation: str = "UPSERT") -> bytes:

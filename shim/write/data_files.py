@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from shim import storage
 from shim.avro import arrow_to_avro_schema
 from shim.bloom import (
     BLOOM_FILTER_KEY,
@@ -30,7 +31,6 @@ from shim.properties import TableConfig
 from shim.schema.arrow import has_field_ids, without_field_ids
 from shim.storage import join, list_names
 from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings, valueless_columns
-from shim.write.table_init import write_atomically
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
@@ -161,7 +161,7 @@ def write_base_file(
     else:
         full = with_meta_columns(data, config, instant=instant, file_name=name, partition_id=partition_id)
     folder = join(table_path, partition_path)
-    os.makedirs(folder, exist_ok=True)
+    storage.make_dirs(folder)
     ensure_partition_metafile(table_path, partition_path, instant)
     keys = full.column("_hoodie_record_key")
     metadata = {
@@ -185,7 +185,7 @@ def write_base_file(
     # It is hashed while the rows are encoded (both release the GIL); the footer is written last.
     with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
         bloom = pool.submit(_bloom_filter, keys, bloom_from) if bloom_filter else None
-        with pq.ParquetWriter(path, table.schema, **options) as writer:
+        with pq.ParquetWriter(storage.parquet_source(path), table.schema, **options) as writer:
             writer.write_table(table, row_group_size=row_group)
             if bloom is not None:
                 writer.add_key_value_metadata({BLOOM_FILTER_KEY: bloom.result(), TYPE_CODE_KEY: DYNAMIC_V0})
@@ -196,7 +196,7 @@ def write_base_file(
         num_writes=full.num_rows,
         num_inserts=full.num_rows - num_updates,
         num_updates=num_updates,
-        file_size=os.path.getsize(path),
+        file_size=storage.file_size(path),
         prev_commit=prev_commit,
     )
 
@@ -238,7 +238,7 @@ def write_log_blocks(
 ) -> FileWrite:
     """Write a new log file holding an Avro data block and/or a delete block for `instant`."""
     folder = join(table_path, partition_path)
-    os.makedirs(folder, exist_ok=True)
+    storage.make_dirs(folder)
     ensure_partition_metafile(table_path, partition_path, instant)
     version = next_log_version(folder, file_id, base_instant)
     name = log_file_name(file_id, base_instant, version, write_token)
@@ -271,7 +271,7 @@ def write_log_blocks(
         num_writes=written,
         num_updates=written,
         num_deletes=len(delete_keys),
-        file_size=os.path.getsize(path),
+        file_size=storage.file_size(path),
         prev_commit=base_instant,
         base_file=base_file,
         log_version=version,
@@ -282,9 +282,9 @@ def ensure_partition_metafile(table_path: str, partition_path: str, instant: str
     """Write `.hoodie_partition_metadata` in a partition that lacks one."""
     folder = join(table_path, partition_path)
     path = os.path.join(folder, PARTITION_METAFILE)
-    if os.path.exists(path):
+    if storage.exists(path):
         return
     depth = len(partition_path.split("/")) if partition_path else 0
     stamp = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
     text = f"#partition metadata\n#{stamp}\ncommitTime={instant}\npartitionDepth={depth}\n"
-    write_atomically(path, text.encode("utf-8"))
+    storage.write_atomically(path, text.encode("utf-8"))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import time
 
+from shim import storage
+
 HEARTBEAT_FOLDER = ".heartbeat"
 
 
@@ -20,17 +22,13 @@ def heartbeat_path(table_path: str, instant: str) -> str:
 
 def beat(table_path: str, instant: str) -> None:
     """Create or touch the heartbeat of `instant` (now)."""
-    path = heartbeat_path(table_path, instant)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "ab"):
-        pass
-    os.utime(path, None)
+    storage.touch(heartbeat_path(table_path, instant))
 
 
 def last_beat(table_path: str, instant: str) -> float | None:
     """Time (epoch seconds) of the last heartbeat, or None when there is no heartbeat file."""
     try:
-        return os.stat(heartbeat_path(table_path, instant)).st_mtime
+        return storage.stat(heartbeat_path(table_path, instant)).mtime
     except FileNotFoundError:
         return None
 
@@ -45,7 +43,4 @@ def is_alive(table_path: str, instant: str, timeout_s: float, now: float | None 
 
 def stop(table_path: str, instant: str) -> None:
     """Delete the heartbeat of a finished (or abandoned) write."""
-    try:
-        os.remove(heartbeat_path(table_path, instant))
-    except FileNotFoundError:
-        pass
+    storage.remove(heartbeat_path(table_path, instant), missing_ok=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import enum
 import os
-import shutil
 from dataclasses import dataclass
 
+from shim import storage
 from shim.storage import join
 
 TEMP_FOLDER = ".temp"
@@ -46,10 +46,9 @@ def marker_folder(table_path: str, instant: str) -> str:
 def create_marker(table_path: str, instant: str, partition_path: str, file_name: str, io_type: IOType) -> str:
     """Create the marker of a data file about to be written; returns its path."""
     folder = join(marker_folder(table_path, instant), partition_path)
-    os.makedirs(folder, exist_ok=True)
+    storage.make_dirs(folder)
     path = os.path.join(folder, f"{file_name}{MARKER_EXTENSION}{io_type.value}")
-    with open(path, "wb"):
-        pass
+    storage.create_if_absent(path)
     return path
 
 
@@ -57,7 +56,7 @@ def list_markers(table_path: str, instant: str) -> list[Marker]:
     """Every marker of an instant (files of other kinds in the folder are ignored)."""
     root = marker_folder(table_path, instant)
     markers: list[Marker] = []
-    for folder, _, names in os.walk(root):
+    for folder, _, names in storage.walk(root):
         partition = os.path.relpath(folder, root)
         partition = "" if partition == "." else partition.replace(os.sep, "/")
         for name in names:
@@ -75,4 +74,4 @@ def list_markers(table_path: str, instant: str) -> list[Marker]:
 
 def delete_marker_folder(table_path: str, instant: str) -> None:
     """Remove an instant's marker folder (after it committed or was rolled back)."""
-    shutil.rmtree(marker_folder(table_path, instant), ignore_errors=True)
+    storage.remove_tree(marker_folder(table_path, instant))

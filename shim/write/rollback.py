@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shim import storage
 from shim.files import parse_base_file, parse_log_file
 from shim.storage import join
 from shim.timeline.instant import Action, Instant
@@ -22,7 +23,6 @@ from shim.write.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode_av
 from shim.write.heartbeat import stop as stop_heartbeat
 from shim.write.markers import IOType, Marker, delete_marker_folder, list_markers
 from shim.write.schema_history import remove_schema_files
-from shim.write.table_init import write_atomically
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +62,11 @@ def rollback_failed_write(
     for marker in markers.values():
         by_partition.setdefault(marker.partition_path, []).append(marker)
     hoodie = os.path.join(table_path, ".hoodie")
-    write_atomically(
+    storage.write_atomically(
         os.path.join(hoodie, f"{rollback_instant}.rollback.requested"),
         encode_avro_record(ROLLBACK_PLAN, _plan(table_path, failed, by_partition)),
     )
-    write_atomically(os.path.join(hoodie, f"{rollback_instant}.rollback.inflight"), b"")
+    storage.write_atomically(os.path.join(hoodie, f"{rollback_instant}.rollback.inflight"), b"")
     deleted: dict[str, list[str]] = {}
     failed_paths: dict[str, list[str]] = {}
     logs: dict[str, dict[str, int]] = {}
@@ -74,8 +74,8 @@ def rollback_failed_write(
         for marker in entries:
             path = marker.data_path(table_path)
             try:
-                size = os.path.getsize(path)
-                os.remove(path)
+                size = storage.file_size(path)
+                storage.remove(path)
             except FileNotFoundError:
                 continue  # the writer died before creating it
             except OSError:
@@ -86,10 +86,7 @@ def rollback_failed_write(
                 logs.setdefault(partition, {})[path] = size
     action = failed.action
     for state in ("inflight",) if keep_requested else ("inflight", "requested"):
-        try:
-            os.remove(os.path.join(hoodie, _timeline_name(failed.requested_time, action, state)))
-        except FileNotFoundError:
-            pass
+        storage.remove(os.path.join(hoodie, _timeline_name(failed.requested_time, action, state)), missing_ok=True)
     remove_schema_files(table_path, failed.requested_time)
     delete_marker_folder(table_path, failed.requested_time)
     stop_heartbeat(table_path, failed.requested_time)
@@ -112,7 +109,7 @@ def rollback_failed_write(
         "version": 1,
         "instantsRollback": [{"commitTime": failed.requested_time, "action": action.value}],
     }
-    write_atomically(os.path.join(hoodie, f"{rollback_instant}.rollback"), encode_avro_record(ROLLBACK_METADATA, metadata))
+    storage.write_atomically(os.path.join(hoodie, f"{rollback_instant}.rollback"), encode_avro_record(ROLLBACK_METADATA, metadata))
     return RollbackResult(
         rollback_instant,
         failed.requested_time,
@@ -156,11 +153,7 @@ def base_files_of_instant(table_path: str, partitions: Iterable[str], instant: s
     found = []
     for partition in partitions:
         folder = join(table_path, partition)
-        try:
-            names = os.listdir(folder)
-        except FileNotFoundError:
-            continue
-        for name in names:
+        for name in storage.list_names(folder):
             base = parse_base_file(name, partition)
             if base is not None and base.instant_time == instant:
                 found.append(Marker(partition, name, IOType.CREATE))

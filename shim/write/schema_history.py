@@ -18,11 +18,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from shim import storage
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history
 from shim.storage import list_names
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
-from shim.write.table_init import write_atomically
 
 SCHEMA_FOLDER = ".schema"
 SCHEMA_COMMIT = "schemacommit"
@@ -57,8 +57,7 @@ def latest_history_text(table_path: str, timeline: Timeline) -> str:
     if not completed:
         return ""
     newest = max(completed, key=instant_key)
-    with open(os.path.join(folder, f"{newest}.{SCHEMA_COMMIT}"), encoding="utf-8") as handle:
-        return handle.read()
+    return storage.read_text(os.path.join(folder, f"{newest}.{SCHEMA_COMMIT}"))
 
 
 def same_schema(a: InternalSchema, b: InternalSchema) -> bool:
@@ -88,11 +87,11 @@ def persist_history(table_path: str, timeline: Timeline, instant: str, history: 
     Residual files of instants that never completed on `timeline` are removed first.
     """
     folder = schema_folder(table_path)
-    os.makedirs(folder, exist_ok=True)
+    storage.make_dirs(folder)
     clean_residual_files(table_path, timeline, keep=instant)
-    write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.requested"), b"")
-    write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.inflight"), b"")
-    write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}"), history.encode("utf-8"))
+    storage.write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.requested"), b"")
+    storage.write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.inflight"), b"")
+    storage.write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}"), history.encode("utf-8"))
 
 
 def clean_residual_files(table_path: str, timeline: Timeline, keep: str | None = None) -> list[str]:
@@ -121,9 +120,6 @@ def _remove_where(table_path: str, chosen: Callable[[str | None], bool]) -> list
     for name in list_names(folder):
         if not chosen(_instant_of(name)):
             continue
-        try:
-            os.remove(os.path.join(folder, name))
+        if storage.remove(os.path.join(folder, name), missing_ok=True):
             removed.append(name)
-        except FileNotFoundError:
-            pass
     return sorted(removed)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import datetime
-import os
-import threading
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from shim import storage
 from shim.errors import WriteError
-from shim.properties import TableConfig, TableType, format_properties
+from shim.properties import TableConfig, TableType, config_path, format_properties
 
 _KEYGEN_CLASSES = {
     "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
@@ -82,25 +81,15 @@ class TableSpec:
 
 def create_table(path: str, spec: TableSpec, create_schema: str | None = None) -> TableConfig:
     """Create an empty table at `path` (which must not hold one yet)."""
-    hoodie = os.path.join(path, ".hoodie")
-    props_path = os.path.join(hoodie, "hoodie.properties")
-    if os.path.exists(props_path):
+    hoodie = storage.join(path, ".hoodie")
+    props_path = config_path(path)
+    if storage.exists(props_path):
         raise WriteError(f"a Hudi table already exists at {path}", path=path)
-    for folder in (hoodie, os.path.join(hoodie, ".aux"), os.path.join(hoodie, ".temp"),
-                   os.path.join(hoodie, "archived")):
-        os.makedirs(folder, exist_ok=True)
+    for folder in (hoodie, storage.join(hoodie, ".aux"), storage.join(hoodie, ".temp"),
+                   storage.join(hoodie, "archived")):
+        storage.make_dirs(folder)
     text = format_properties(spec.properties(create_schema))
     stamp = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
-    write_atomically(props_path, f"#Properties saved on {stamp}\n{text}".encode())
+    storage.write_atomically(props_path, f"#Properties saved on {stamp}\n{text}".encode())
     return TableConfig.from_text(text, props_path)
 
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write `data` to a temporary file and rename it into place (readers see all or nothing).
-    The temporary name is the writing thread's own, so writers racing for `path` never collide."""
-    tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.getpid()}-{threading.get_ident()}.tmp"
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)

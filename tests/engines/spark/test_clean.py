@@ -18,13 +18,13 @@ from engines.spark import clean, compact
 from engines.spark.compaction import start_compaction
 from engines.spark.job import open_config
 from engines.spark.options import clean_settings
+from shim import storage
 from shim.errors import CorruptFileError, InvalidArgumentError, WriteError
 from shim.properties import TableConfig
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
 from shim.write.clean import clean_table
 from shim.write.clean_plan import CleanSettings, earliest_commit_to_retain, plan_clean
-from shim.write.table_init import write_atomically
 from tests.catalog.servekit import live_server
 
 COLUMNS = ["id", "ts", "region", "fare"]
@@ -190,7 +190,7 @@ def test_a_pending_write_holds_back_the_earliest_retained_commit(tmp_path):
     assert earliest_commit_to_retain(Timeline.load(str(path), config), keep_1).requested_time == instants[4]
     # a writer (of another engine) started between commits 2 and 3 and has not finished
     pending = str(int(instants[2]) + 1)
-    write_atomically(os.path.join(path, ".hoodie", f"{pending}.commit.requested"), b"")
+    storage.write_atomically(os.path.join(path, ".hoodie", f"{pending}.commit.requested"), b"")
     timeline = Timeline.load(str(path), config)
     assert earliest_commit_to_retain(timeline, keep_1).requested_time == instants[2]
     plan = plan_clean(str(path), timeline, keep_1)
@@ -206,7 +206,7 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     plan = plan_clean(str(path), Timeline.load(str(path), config), keep_1)
     assert plan is not None
     stamp = str(int(instants[-1]) + 1)  # the clean died after its plan and one deletion
-    write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"),
+    storage.write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(str(path))))
     first = next(iter(plan.files.items()))
     os.remove(os.path.join(path, first[0], first[1][0]))
@@ -223,7 +223,7 @@ def test_a_broken_clean_plan_fails_the_clean_naming_it_after_the_commit_complete
     path = tmp_path / "t"
     instants = versions_written(path, range(2), 2, **NO_CLEAN)
     stamp = str(int(instants[-1]) + 1)  # a clean that died before its plan was whole
-    write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"), b"not avro")
+    storage.write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"), b"not avro")
     with pytest.raises(WriteError, match=rf"commit (\d+) completed, but the clean after it failed: .*"
                                          rf"{stamp}.clean.requested: the interrupted clean's plan does not decode"):
         write(path, trips(range(2), 7), **KEEP_2)
@@ -265,7 +265,7 @@ def test_savepointed_files_are_kept(tmp_path):
         by_partition.setdefault(partition, []).append(name)
     record = {"savepointedBy": "ops", "savepointedAt": 0, "comments": "", "version": 1,
               "partitionMetadata": {p: {"partitionPath": p, "savepointDataFile": n} for p, n in by_partition.items()}}
-    write_atomically(os.path.join(path, ".hoodie", f"{instants[0]}.savepoint"), encode_avro_record(schema, record))
+    storage.write_atomically(os.path.join(path, ".hoodie", f"{instants[0]}.savepoint"), encode_avro_record(schema, record))
     clean(str(path), {"hoodie.cleaner.commits.retained": "1"})
     left = {(os.path.dirname(f), os.path.basename(f)) for f in data_files(path)}
     assert saved <= left and not any(instants[1] in name for _, name in left)
@@ -277,7 +277,7 @@ def test_reads_after_a_clean_without_retention_horizon_stay_on_the_latest_commit
     stamp = str(int(instants[2]) + 1)  # as Hudi records a KEEP_LATEST_FILE_VERSIONS clean
     record = {"startCleanTime": stamp, "timeTakenInMillis": 1, "totalFilesDeleted": 0, "earliestCommitToRetain": "",
               "lastCompletedCommitTimestamp": instants[2], "partitionMetadata": {}, "version": 2}
-    write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean"), encode_avro_record(CLEAN_METADATA, record))
+    storage.write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean"), encode_avro_record(CLEAN_METADATA, record))
     table = shim.open_table(str(path))
     assert table.read(as_of=instants[2]).num_rows == 2
     with pytest.raises(InvalidArgumentError, match="records no earliest commit to retain"):

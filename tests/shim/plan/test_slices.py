@@ -240,6 +240,7 @@ def test_list_partitions_finds_nested_partitions_and_skips_hidden_folders(tmp_pa
 def test_a_file_removed_while_its_folder_is_listed_is_left_out(tmp_path, monkeypatch):
     import os
 
+    from shim import storage
     from shim.plan import slices
 
     root, _ = _table(tmp_path)
@@ -252,6 +253,6 @@ def test_a_file_removed_while_its_folder_is_listed_is_left_out(tmp_path, monkeyp
         os.remove(os.path.join(folder, _base(FG2, T1)))
         return iter(entries)
 
-    monkeypatch.setattr(slices.os, "scandir", scandir_then_remove)
+    monkeypatch.setattr(storage.os, "scandir", scandir_then_remove)
     groups = slices.list_file_groups(str(root), ["p"])
     assert [(g.file_id, [b.name for b in g.base_files]) for g in groups] == [(FG, [_base(FG, T1)])]
