@@ -56,8 +56,14 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             # No row of the base file has a key asked for: only log records can match. Which of
             # them stand does not depend on the base file's other keys.
             yield from _log_rows(state or start_slice_merge(scan, file_slice, skipped, logged).state(), file_slice)
-        elif state is None:
+        elif state is None and few:
             yield from _first_read(file_slice)
+        elif state is None:
+            # The merge columns first, then the rest as a remembered merge reads them: base rows
+            # are dropped before their strings are decoded, and the merge columns are not carried.
+            merge = start_slice_merge(scan, file_slice, skipped, logged)
+            _merge_base(scan, file_slice, merge, time_limit)
+            yield from _cached_read(file_slice, _remember(scan, file_slice, merge))
         else:
             yield from _cached_read(file_slice, state)
 
@@ -73,6 +79,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
         return path, plan
 
     def _first_read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
+        """One pass over the base file, merge and query columns together (the first rows soonest)."""
         merge = start_slice_merge(scan, file_slice, skipped, logged)
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
@@ -129,14 +136,22 @@ def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeSta
     if state is not None:
         return state
     merge = start_slice_merge(scan, file_slice)
-    path = file_slice.base_path(scan.table.path)
-    if path is not None and file_slice.base_file is not None:
-        columns = list(dict.fromkeys(scan.merge.columns))
-        plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
-                                  columns=columns, path=path)
-        for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
-            merge.keep(batch, scan, path)
+    _merge_base(scan, file_slice, merge)
     return _remember(scan, file_slice, merge)
+
+
+def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, time_limit: TimeLimit = NO_LIMIT) -> None:
+    """Stream the merge columns of the slice's base file (if any) past `merge`."""
+    assert scan.merge is not None
+    path = file_slice.base_path(scan.table.path)
+    if path is None or file_slice.base_file is None:
+        return
+    columns = list(dict.fromkeys(scan.merge.columns))
+    plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
+                              columns=columns, path=path)
+    for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
+        time_limit.check()
+        merge.keep(batch, scan, path)
 
 
 def _planned_schema(path: str) -> pa.Schema:
