@@ -27,6 +27,7 @@ from engines.trino.distribution import Distribution, install, java_home
 from shim.errors import HudiShimError
 
 STARTUP_SECONDS = 240.0
+NODES_WAIT_SECONDS = 30.0
 
 
 class EngineError(HudiShimError):
@@ -73,19 +74,26 @@ class EngineServer:
 
     def query_with_types(self, sql: str, *, catalog: str | None = None,
                          schema: str | None = None) -> tuple[list[tuple[Any, ...]], list[tuple[str, str]]]:
-        """All rows of `sql` and the result's (column name, engine type) pairs."""
-        connection = self.connect(catalog, schema)
-        try:
-            cursor = connection.cursor()
+        """All rows of `sql` and the result's (column name, engine type) pairs. A query refused
+        with NO_NODES_AVAILABLE (just after start, before the server's own worker has announced
+        the catalogs it serves) is tried again for up to `NODES_WAIT_SECONDS`."""
+        deadline = time.monotonic() + NODES_WAIT_SECONDS
+        while True:
+            connection = self.connect(catalog, schema)
             try:
-                cursor.execute(sql)
-                rows = [tuple(row) for row in cursor.fetchall()]
-            except Exception as exc:  # the clients raise their own error classes
-                raise EngineError(f"{self.distribution.name} failed {sql!r}: {_engine_message(exc)}") from exc
-            columns = [(str(d[0]), str(d[1])) for d in cursor.description or ()]
-            return rows, columns
-        finally:
-            connection.close()
+                cursor = connection.cursor()
+                try:
+                    cursor.execute(sql)
+                    rows = [tuple(row) for row in cursor.fetchall()]
+                except Exception as exc:  # the clients raise their own error classes
+                    if getattr(exc, "error_name", None) == "NO_NODES_AVAILABLE" and time.monotonic() < deadline:
+                        time.sleep(0.5)
+                        continue
+                    raise EngineError(f"{self.distribution.name} failed {sql!r}: {_engine_message(exc)}") from exc
+                columns = [(str(d[0]), str(d[1])) for d in cursor.description or ()]
+                return rows, columns
+            finally:
+                connection.close()
 
     def stop(self) -> None:
         if not self._stopped:
