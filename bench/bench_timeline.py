@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 import pyarrow as pa
 
 import shim
-from engines.spark.job import commit_write, plan_write
-from engines.spark.task import TaskInfo, write_task
+from shim.write.job import commit_write, plan_write
+from shim.write.task import TaskInfo, write_task
 
 OPTIONS = {
     "hoodie.table.name": "trips",

@@ -127,7 +127,7 @@ def evolution_cost(url: str, table_path: str, root: Path) -> dict[str, object]:
     """What a rename costs each publication: Trino's readers apply the name mapping, so the base
     files stay in place; Presto's match files by name, so every slice holding the old name is
     written out with field ids (once: later publications reuse the files)."""
-    from engines.spark.ddl import alter_table
+    from shim.write.ddl import alter_table
 
     alter_table(table_path).rename_column("rider", "rider_name")
     before = {"trino": folder_bytes(root / "iceberg" / "bench" / "data")}

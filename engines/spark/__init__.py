@@ -1,21 +1,21 @@
-"""PySpark engine: write Hudi tables (base and log files, DDL, compaction) and read them through the shim.
+"""PySpark engine: the Spark adapters of the writer (`shim.write`) and the table services
+(`shim.services`), and reads through the shim.
 
     import engines.spark
     engines.spark.register(spark)  # = spark.dataSource.register(engines.spark.HudiShimDataSource)
                                    #   + Spark's Arrow hand-over to Python without its per-row cost
     df.write.format("hudi_shim").mode("append").option("hoodie.table.name", "trips")...save(path)
     engines.spark.alter_table(path).add_column("tip", "double", after="fare")
-    engines.spark.compact(path, spark)
+    engines.spark.compact(path, spark)   # one Spark task per file group
     engines.spark.schedule_compaction(path)  # plan only; compact() runs it (hoodie.compact.inline: after commits)
     engines.spark.clean(path)            # also runs after every commit (hoodie.clean.automatic)
     engines.spark.archive(path)          # also runs after every commit (hoodie.archive.automatic)
 
-Modules: `options` (Hudi option names and defaults), `bucket` (bucket index hashing), `records`
-(keys, buckets, pre-combine), `merge` (base file rewrites), `group_state` (per-commit file group
-locks), `handoff` (rows one task leaves for another), `txn` (instants, heartbeats, rollback of failed writes), `job` / `task` (the write
-without Spark), `datasource` / `reader` (the Spark data source), `ddl`, `compaction`
-(`compaction_trigger`: when inline compaction fires),
-`repartition`, `cleaning`, `archiving`. PySpark is imported only by the Spark-facing names below.
+Modules: `datasource` (the data source: driver and task wiring of `shim.write.job` / `task`),
+`reader` (its reads), `session` (a local session, registration), `repartition` (rows by bucket),
+`compaction` (compaction's file groups in Spark tasks). `alter_table`, `clean`, `archive` and
+`schedule_compaction` need no Spark: they are `shim.write.ddl`'s and `shim.services`'.
+PySpark is imported only by the Spark-facing names below.
 """
 
 from __future__ import annotations
@@ -23,22 +23,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engines.spark.archiving import archive
-    from engines.spark.cleaning import clean
-    from engines.spark.compaction import compact, schedule_compaction
     from engines.spark.datasource import HudiShimDataSource
-    from engines.spark.ddl import AlterTable, alter_table
     from engines.spark.repartition import repartition_by_bucket, with_bucket_id
     from engines.spark.session import local_session, register
+    from shim.services.archiving import archive
+    from shim.services.cleaning import clean
+    from shim.services.compaction import compact, schedule_compaction
+    from shim.write.ddl import AlterTable, alter_table
 
 _LAZY = {
     "HudiShimDataSource": "engines.spark.datasource",
-    "alter_table": "engines.spark.ddl",
-    "AlterTable": "engines.spark.ddl",
-    "archive": "engines.spark.archiving",
-    "clean": "engines.spark.cleaning",
+    "alter_table": "shim.write.ddl",
+    "AlterTable": "shim.write.ddl",
+    "archive": "shim.services.archiving",
+    "clean": "shim.services.cleaning",
     "compact": "engines.spark.compaction",
-    "schedule_compaction": "engines.spark.compaction",
+    "schedule_compaction": "shim.services.compaction",
     "repartition_by_bucket": "engines.spark.repartition",
     "with_bucket_id": "engines.spark.repartition",
     "local_session": "engines.spark.session",

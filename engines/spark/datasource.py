@@ -23,10 +23,11 @@ from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSource
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from engines.spark.job import WritePlan, abort_write, commit_write, plan_write
 from engines.spark.reader import HudiShimReader, spark_schema
-from engines.spark.task import TaskInfo, TaskReport, write_task
 from shim.errors import InvalidArgumentError
+from shim.write.job import WritePlan, abort_write, commit_write, plan_write
+from shim.write.task import TaskReport, write_task
+from shim.write.task_info import TaskInfo
 
 FORMAT = "hudi_shim"
 
@@ -39,7 +40,7 @@ class HudiShimCommitMessage(WriterCommitMessage):
 
 
 class HudiShimDataSource(DataSource):
-    """The `hudi_shim` data source (Hudi option names; see `engines.spark.options`)."""
+    """The `hudi_shim` data source (Hudi option names; see `shim.write.options`)."""
 
     @classmethod
     def name(cls) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 import pyarrow as pa
@@ -32,13 +33,40 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
-from engines.spark.options import ReadOptions
+from shim.errors import InvalidArgumentError
 from shim.filters.expr import Column, CompareOp, Comparison, Expr, InList, Literal, and_all
 from shim.filters.expr import IsNull as ExprIsNull
 from shim.filters.expr import Not as ExprNot
 from shim.plan.slices import FileSlice
 from shim.read.request import PlannedScan, build_scan
 from shim.table import Table, open_table
+from shim.write.option_values import text
+
+QUERY_TYPE = "hoodie.datasource.query.type"
+BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
+END_INSTANT = "hoodie.datasource.read.end.instanttime"
+AS_OF_INSTANT = "as.of.instant"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """A Spark read: the query type and its instants."""
+
+    query_type: str
+    begin: str | None = None
+    end: str | None = None
+    as_of: str | None = None
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> ReadOptions:
+        query = (text(options, QUERY_TYPE, "snapshot") or "snapshot").lower()
+        if query not in ("snapshot", "read_optimized", "incremental"):
+            raise InvalidArgumentError(f"{QUERY_TYPE}={query!r}: use snapshot, read_optimized or incremental")
+        begin = text(options, BEGIN_INSTANT)
+        if query == "incremental" and begin is None:
+            raise InvalidArgumentError(f"an incremental query needs {BEGIN_INSTANT}")
+        return cls(query, begin, text(options, END_INSTANT), text(options, AS_OF_INSTANT))
+
 
 _COMPARISONS = {
     EqualTo: CompareOp.EQ,

@@ -17,9 +17,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from engines.spark.bucket import bucket_ids
-from engines.spark.job import open_config
-from engines.spark.options import (
+from shim import storage
+from shim.errors import InvalidArgumentError
+from shim.keygen import key_columns, record_keys
+from shim.partition_scheme import PartitionScheme
+from shim.properties import read_table_config
+from shim.write.bucket import bucket_ids
+from shim.write.options import (
     BUCKET_HASH_FIELD,
     DEFAULT_NUM_BUCKETS,
     HIVE_STYLE,
@@ -27,11 +31,7 @@ from engines.spark.options import (
     RECORD_KEY,
     URL_ENCODE,
 )
-from engines.spark.partitioning import new_table_partitioning, table_partitioning
-from shim import storage
-from shim.errors import InvalidArgumentError
-from shim.keygen import key_columns, record_keys
-from shim.partition_scheme import PartitionScheme
+from shim.write.partitioning import new_table_partitioning, table_partitioning
 
 BUCKET_COLUMN = "_hoodie_bucket_id"
 PARTITION_COLUMN = "_hoodie_bucket_partition"
@@ -39,7 +39,7 @@ PARTITION_COLUMN = "_hoodie_bucket_partition"
 
 def _layout(options: Mapping[str, str], path: str | None) -> tuple[tuple[str, ...], PartitionScheme,
                                                                      tuple[str, ...], int]:
-    config = open_config(storage.resolve_table_path(path)) if path else None
+    config = read_table_config(storage.resolve_table_path(path)) if path else None
 
     def fields(key: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
         value = options.get(key)

@@ -17,9 +17,9 @@ import pytest
 import shim
 from engines.hudi.compare import compare_same_schema
 from engines.hudi.env import ensure_env, run_driver
-from engines.spark.cleaning import clean
-from engines.spark.compaction import compact
-from engines.spark.ddl import alter_table
+from shim.services.cleaning import clean
+from shim.services.compaction import compact
+from shim.write.ddl import alter_table
 from tests.engines.spark.writekit import write
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]

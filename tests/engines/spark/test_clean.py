@@ -15,16 +15,15 @@ from writekit import data_files, hudi_rs_rows, shim_rows, write
 import shim
 from catalog.settings import Settings
 from engines.spark import clean, compact
-from engines.spark.compaction import start_compaction
-from engines.spark.job import open_config
-from engines.spark.options import clean_settings
 from shim import storage
 from shim.errors import CorruptFileError, InvalidArgumentError, WriteError
-from shim.properties import TableConfig
+from shim.properties import TableConfig, read_table_config
+from shim.services.clean import clean_table
+from shim.services.clean_plan import CleanSettings, earliest_commit_to_retain, plan_clean
+from shim.services.compaction import start_compaction
+from shim.services.options import clean_settings
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
-from shim.write.clean import clean_table
-from shim.write.clean_plan import CleanSettings, earliest_commit_to_retain, plan_clean
 from tests.catalog.servekit import live_server
 
 COLUMNS = ["id", "ts", "region", "fare"]
@@ -39,7 +38,7 @@ def trips(ids: range, version: int) -> list[dict]:
 
 
 def table_config(path) -> TableConfig:  # type: ignore[no-untyped-def]
-    config = open_config(str(path))
+    config = read_table_config(str(path))
     assert config is not None
     return config
 

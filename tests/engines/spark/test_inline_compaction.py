@@ -11,9 +11,9 @@ from writekit import hudi_rs_rows, latest_rows, shim_rows, write
 
 from engines.spark import compact, schedule_compaction
 from engines.spark import compaction as compaction_module
-from engines.spark.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy, compaction_due
-from engines.spark.job import open_config
 from shim.errors import InvalidArgumentError, WriteError
+from shim.properties import read_table_config
+from shim.services.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy, compaction_due
 from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.instant import parse_instant_file_name
 from shim.timeline.timeline import Timeline
@@ -167,7 +167,7 @@ def test_a_failed_inline_compaction_names_the_commit_which_stays_and_is_resumed(
 def _timeline(tmp_path: Path, names: list[str]) -> Timeline:
     path = tmp_path / "t"
     write(path, trips(range(2), 1), **MOR)
-    config = open_config(str(path))
+    config = read_table_config(str(path))
     assert config is not None
     parsed = [parse_instant_file_name(n) for n in names]
     return Timeline(str(path / ".hoodie"), [i for i in parsed if i is not None], config)

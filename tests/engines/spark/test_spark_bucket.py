@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from engines.spark.bucket import (
+from shim.errors import WriteError
+from shim.write.bucket import (
     bucket_file_id,
     bucket_ids,
     bucket_of_file_id,
@@ -15,7 +16,6 @@ from engines.spark.bucket import (
     java_list_hash,
     java_string_hash,
 )
-from shim.errors import WriteError
 
 # key, String.hashCode(), List.of(key).hashCode(), bucket of 256, bucket of 7 (from Java)
 JAVA = [

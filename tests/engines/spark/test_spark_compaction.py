@@ -10,9 +10,9 @@ from writekit import data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from engines.spark import alter_table, compact
-from engines.spark.compaction import start_compaction
-from engines.spark.job import open_config
 from shim.errors import UnsupportedFeatureError
+from shim.properties import read_table_config
+from shim.services.compaction import start_compaction
 from shim.write.avro_metadata import decode_avro_record
 from shim.write.markers import IOType, create_marker
 
@@ -75,7 +75,7 @@ def test_compaction_after_a_rename_reads_old_logs_by_id(table):
 
 
 def test_dead_compaction_is_resumed_and_its_partial_files_rolled_back(table):
-    config = open_config(str(table))
+    config = read_table_config(str(table))
     assert config is not None
     job = start_compaction(str(table), config, timeout_s=0.2)
     assert job is not None
@@ -98,7 +98,7 @@ def test_copy_on_write_tables_are_not_compacted(tmp_path):
 
 
 def test_writes_during_a_pending_compaction_land_in_the_new_slice(table):
-    config = open_config(str(table))
+    config = read_table_config(str(table))
     assert config is not None
     job = start_compaction(str(table), config, timeout_s=0.2)
     assert job is not None

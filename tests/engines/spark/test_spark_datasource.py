@@ -9,7 +9,7 @@ from writekit import data_files, hudi_rs_rows, shim_rows
 
 import shim
 from engines.spark import alter_table, compact, repartition_by_bucket, with_bucket_id
-from engines.spark.bucket import bucket_ids
+from shim.write.bucket import bucket_ids
 
 pytestmark = pytest.mark.spark
 

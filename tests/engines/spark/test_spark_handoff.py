@@ -15,14 +15,14 @@ import pytest
 from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 import shim
-from engines.spark.bucket import bucket_of_key
-from engines.spark.compaction import compact
-from engines.spark.group_state import locked_group, state_folder
-from engines.spark.handoff import HandOverTurn, write_spill
-from engines.spark.job import commit_write, plan_write
-from engines.spark.task import TaskInfo, TaskReport, TaskWrite, write_task
 from shim.log import HeaderKey, encode_avro_data_block, read_log_file
+from shim.services.compaction import compact
+from shim.write.bucket import bucket_of_key
 from shim.write.data_files import avro_record_schema
+from shim.write.group_state import locked_group, state_folder
+from shim.write.handoff import HandOverTurn, write_spill
+from shim.write.job import commit_write, plan_write
+from shim.write.task import TaskInfo, TaskReport, TaskWrite, write_task
 
 COLUMNS = ["id", "ts", "region", "fare"]
 REGION = {"hoodie.datasource.write.partitionpath.field": "region"}
@@ -201,7 +201,7 @@ def test_a_task_with_its_rows_first_waits_for_a_running_task_to_hand_over_before
 
 def test_a_task_that_died_before_handing_over_does_not_hold_up_the_others(tmp_path):
     folder = str(tmp_path / "state")
-    code = ("import os, sys; sys.path.insert(0, os.getcwd()); from engines.spark.handoff import HandOverTurn; "
+    code = ("import os, sys; sys.path.insert(0, os.getcwd()); from shim.write.handoff import HandOverTurn; "
             f"HandOverTurn({folder!r}, 3).__enter__(); os._exit(1)")  # announced, then killed
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 1
     assert os.path.exists(os.path.join(folder, "tasks", "p3.lock"))
@@ -215,7 +215,7 @@ def test_a_task_that_died_before_handing_over_does_not_hold_up_the_others(tmp_pa
 
 def test_tasks_that_ran_one_after_another_are_told_to_repartition_by_bucket(tmp_path, caplog):
     rows = trips(range(40))
-    with caplog.at_level(logging.WARNING, logger="engines.spark.job"):
+    with caplog.at_level(logging.WARNING, logger="shim.write.job"):
         write(tmp_path / "together", rows, tasks=3, together=True, **REGION)
         assert caplog.records == []
         instant = write(tmp_path / "waves", rows, tasks=3, **REGION)  # as three waves of Spark tasks
@@ -233,7 +233,7 @@ def test_merge_on_read_rows_of_later_task_waves_go_to_log_files_on_the_new_base_
     mor = {**REGION, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
            "hoodie.datasource.write.operation": operation}
     rows = trips(range(40))
-    with caplog.at_level(logging.WARNING, logger="engines.spark.job"):
+    with caplog.at_level(logging.WARNING, logger="shim.write.job"):
         write(path, rows, tasks=3, **mor)  # as three waves of Spark tasks: the first writes the base files
     assert caplog.records == []  # nothing rewritten
     files = data_files(path)

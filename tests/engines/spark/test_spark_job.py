@@ -17,11 +17,11 @@ import pytest
 from writekit import SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 import shim
-from engines.spark.bucket import bucket_of_key
-from engines.spark.job import commit_write, plan_write
-from engines.spark.task import TaskInfo, write_task
 from shim.errors import ConcurrentWriteError, WriteError
+from shim.write.bucket import bucket_of_key
+from shim.write.job import commit_write, plan_write
 from shim.write.markers import IOType, create_marker
+from shim.write.task import TaskInfo, write_task
 
 REPO = Path(__file__).resolve().parents[3]
 COLUMNS = ["id", "ts", "region", "fare"]
@@ -217,8 +217,8 @@ KILLED_WRITER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {repo!r})
     import pyarrow as pa
-    from engines.spark.job import plan_write
-    from engines.spark.task import write_task
+    from shim.write.job import plan_write
+    from shim.write.task import write_task
     schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("fare", pa.float64())])
     rows = pa.Table.from_pylist([{{"id": f"x{{i}}", "ts": 1, "region": "ny", "fare": 1.0}} for i in range(50)],
                                 schema=schema)

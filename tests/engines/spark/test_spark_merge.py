@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from engines.spark.merge import merge_records, outranked
+from shim.write.merge import merge_records, outranked
 
 
 def records(rows: list[tuple[str, int, str, str]]) -> pa.Table:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engines.spark.options import Operation, ReadOptions, WriteOptions
+from engines.spark.reader import ReadOptions
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType, format_properties
+from shim.write.options import Operation, WriteOptions
 from shim.write.table_init import TableSpec
 
 COLUMNS = ("id", "ts", "region", "fare")

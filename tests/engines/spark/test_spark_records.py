@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from engines.spark.bucket import bucket_of_key
-from engines.spark.options import WriteOptions
-from engines.spark.records import prepare_rows
+from shim.write.bucket import bucket_of_key
+from shim.write.options import WriteOptions
+from shim.write.records import prepare_rows
 from shim.write.write_schema import initial_schema
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("v", pa.string())])

@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 
 import shim
-from engines.spark.job import abort_write, commit_write, plan_write
-from engines.spark.task import TaskInfo, TaskReport, TaskWrite, write_task
+from shim.write.job import abort_write, commit_write, plan_write
+from shim.write.task import TaskInfo, TaskReport, TaskWrite, write_task
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("fare", pa.float64())])
 _STAGES = itertools.count(1)  # like Spark: every job's tasks get new stage and attempt ids

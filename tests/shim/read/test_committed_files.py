@@ -15,8 +15,8 @@ import shim
 from shim.errors import CommittedDataError
 from shim.log.reader import CorruptBlockWarning
 from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
-from shim.write.clean import clean_table
-from shim.write.clean_plan import CleanPolicy, CleanSettings
+from shim.services.clean import clean_table
+from shim.services.clean_plan import CleanPolicy, CleanSettings
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])

@@ -12,8 +12,8 @@ import pytest
 
 import shim
 from shim.errors import InvalidTableError
-from shim.write.archive import archive_timeline
-from shim.write.archive_plan import ArchiveSettings
+from shim.services.archive import archive_timeline
+from shim.services.archive_plan import ArchiveSettings
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])

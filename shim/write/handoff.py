@@ -29,8 +29,8 @@ from typing import IO, Self
 
 import pyarrow as pa
 
-from engines.spark.group_state import group_key
 from shim import storage
+from shim.write.group_state import group_key
 
 
 def spill_name(partition_path: str, bucket: int, partition_id: int) -> str:

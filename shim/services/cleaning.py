@@ -4,7 +4,7 @@
     engines.spark.clean(path, {"hoodie.cleaner.commits.retained": "3"})
 
 As Hudi does with `hoodie.clean.automatic` (on by default), every completed write is followed by a
-clean (`shim.write.clean`) under the table guard, so no other writer starts meanwhile. Time travel
+clean (`shim.services.clean`) under the table guard, so no other writer starts meanwhile. Time travel
 reaches back to the clean's earliest retained commit.
 """
 
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engines.spark.options import clean_settings
-from engines.spark.txn import after_commit, table_guard
 from shim import storage
 from shim.errors import TableNotFoundError
-from shim.properties import TableConfig
-from shim.write.clean import CleanResult, clean_table
-from shim.write.clean_plan import CleanSettings
+from shim.properties import TableConfig, read_table_config
+from shim.services.clean import CleanResult, clean_table
+from shim.services.clean_plan import CleanSettings
+from shim.services.options import clean_settings
+from shim.write.txn import after_commit, table_guard
 
 
 def clean(path: str, options: Mapping[str, str] | None = None) -> list[CleanResult]:
@@ -28,10 +28,8 @@ def clean(path: str, options: Mapping[str, str] | None = None) -> list[CleanResu
         TableNotFoundError: no Hudi table there.
         UnsupportedFeatureError: a cleaner policy this cleaner does not implement.
     """
-    from engines.spark.job import open_config
-
     table_path = storage.resolve_table_path(path)
-    config = open_config(table_path)
+    config = read_table_config(table_path)
     if config is None:
         raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
     return run_clean(table_path, config, clean_settings(options or {}))

@@ -15,11 +15,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engines.spark.bucket import bucket_ids
-from engines.spark.options import Operation, WriteOptions
 from shim.errors import WriteError
 from shim.keygen import key_columns, record_keys
 from shim.schema import InternalSchema
+from shim.write.bucket import bucket_ids
+from shim.write.options import Operation, WriteOptions
 from shim.write.write_schema import align_to_schema, data_arrow_schema
 
 IS_DELETED = "_hoodie_is_deleted"

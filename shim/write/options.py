@@ -1,4 +1,4 @@
-"""Writer and reader options, under Hudi's own option names, parsed once at the edge.
+"""Writer options, under Hudi's own option names, parsed once at the edge.
 
 Defaults are Hudi 0.14/0.15's (the releases that write table version 6), except where noted:
 - `hoodie.index.type` defaults to BUCKET (Hudi: SIMPLE): the bucket index is the only index this
@@ -20,25 +20,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.spark.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy
-from engines.spark.partitioning import (
+from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from shim.partition_scheme import PartitionScheme
+from shim.properties import TableConfig, TableType
+from shim.services.archive_plan import ArchiveSettings
+from shim.services.clean_plan import CleanSettings
+from shim.services.compaction_trigger import InlineCompaction
+from shim.services.options import (
+    AUTO_ARCHIVE,
+    AUTO_CLEAN,
+    archive_settings,
+    clean_settings,
+    inline_compaction,
+)
+from shim.write.option_values import fields, flag, integer, text
+from shim.write.parquet_settings import CODECS, DEFAULT_BLOCK_SIZE, DEFAULT_PARQUET, ParquetSettings
+from shim.write.partitioning import (
     NewTablePartitioning,
     check_key_generator,
     new_table_partitioning,
     table_partitioning,
 )
-from shim.errors import InvalidArgumentError, UnsupportedFeatureError
-from shim.partition_scheme import PartitionScheme
-from shim.properties import TableConfig, TableType
-from shim.write.archive_plan import DEFAULT_BATCH, DEFAULT_MAX_COMMITS, DEFAULT_MIN_COMMITS, ArchiveSettings
-from shim.write.clean_plan import (
-    DEFAULT_COMMITS_RETAINED,
-    DEFAULT_FILE_VERSIONS_RETAINED,
-    DEFAULT_HOURS_RETAINED,
-    CleanPolicy,
-    CleanSettings,
-)
-from shim.write.parquet_settings import CODECS, DEFAULT_BLOCK_SIZE, DEFAULT_PARQUET, ParquetSettings
 
 TABLE_NAME = "hoodie.table.name"
 DATABASE_NAME = "hoodie.database.name"
@@ -67,27 +69,9 @@ PARQUET_CODEC = "hoodie.parquet.compression.codec"
 PARQUET_DICTIONARY = "hoodie.parquet.dictionary.enabled"
 PARQUET_BLOCK_SIZE = "hoodie.parquet.block.size"
 LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
-AUTO_CLEAN = "hoodie.clean.automatic"
-CLEANER_POLICY = "hoodie.cleaner.policy"
-COMMITS_RETAINED = "hoodie.cleaner.commits.retained"
-HOURS_RETAINED = "hoodie.cleaner.hours.retained"
-FILE_VERSIONS_RETAINED = "hoodie.cleaner.fileversions.retained"
-AUTO_ARCHIVE = "hoodie.archive.automatic"
-KEEP_MIN_COMMITS = "hoodie.keep.min.commits"
-KEEP_MAX_COMMITS = "hoodie.keep.max.commits"
-ARCHIVAL_BATCH = "hoodie.commits.archival.batch"
-INLINE_COMPACT = "hoodie.compact.inline"
-SCHEDULE_INLINE_COMPACT = "hoodie.compact.schedule.inline"
-COMPACT_TRIGGER = "hoodie.compact.inline.trigger.strategy"
-COMPACT_MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
-COMPACT_MAX_DELTA_SECONDS = "hoodie.compact.inline.max.delta.seconds"
 HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
 HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
-QUERY_TYPE = "hoodie.datasource.query.type"
-BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
-END_INSTANT = "hoodie.datasource.read.end.instanttime"
-AS_OF_INSTANT = "as.of.instant"
 
 OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_NUM_BUCKETS = 256
@@ -127,42 +111,6 @@ class Operation(enum.Enum):
     @property
     def replaces(self) -> bool:
         return self in (Operation.INSERT_OVERWRITE, Operation.INSERT_OVERWRITE_TABLE, Operation.DELETE_PARTITION)
-
-
-def _text(options: Mapping[str, str], key: str, default: str | None = None) -> str | None:
-    value = options.get(key)
-    if value is None:
-        return default
-    value = str(value).strip()
-    return value if value else default
-
-
-def flag(options: Mapping[str, str], key: str, default: bool) -> bool:
-    """A true/false option (InvalidArgumentError naming it otherwise)."""
-    value = _text(options, key)
-    if value is None:
-        return default
-    lowered = value.lower()
-    if lowered not in ("true", "false"):
-        raise InvalidArgumentError(f"{key}={value!r} must be true or false")
-    return lowered == "true"
-
-
-def _int(options: Mapping[str, str], key: str, default: int, minimum: int = 1) -> int:
-    value = _text(options, key)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise InvalidArgumentError(f"{key}={value!r} must be an integer") from None
-    if number < minimum:
-        raise InvalidArgumentError(f"{key}={number} must be at least {minimum}")
-    return number
-
-
-def _fields(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +175,9 @@ class WriteOptions:
             UnsupportedFeatureError: the options ask for something this writer does not do.
         """
         _reject_unsupported(options)
-        operation = Operation.parse(_text(options, OPERATION, "upsert") or "upsert")
+        operation = Operation.parse(text(options, OPERATION, "upsert") or "upsert")
         is_mor = existing.is_mor if existing is not None else \
-            _table_type(_text(options, TABLE_TYPE, "COPY_ON_WRITE") or "COPY_ON_WRITE") is TableType.MERGE_ON_READ
+            _table_type(text(options, TABLE_TYPE, "COPY_ON_WRITE") or "COPY_ON_WRITE") is TableType.MERGE_ON_READ
         per_write: dict[str, Any] = {
             "auto_archive": flag(options, AUTO_ARCHIVE, True),
             "archive": archive_settings(options, is_mor=is_mor),
@@ -243,16 +191,16 @@ class WriteOptions:
             return dataclasses.replace(_merge_with_table(options, operation, columns, existing), **per_write)
         if operation is Operation.DELETE_PARTITION:
             raise InvalidArgumentError("delete_partition needs an existing table: there is none at this path yet")
-        name = _text(options, TABLE_NAME) or _text(options, "hoodie.datasource.write.table.name")
+        name = text(options, TABLE_NAME) or text(options, "hoodie.datasource.write.table.name")
         if not name:
             raise InvalidArgumentError(f"option {TABLE_NAME} is required to create a table")
-        keys = _fields(_text(options, RECORD_KEY))
+        keys = fields(text(options, RECORD_KEY))
         if not keys:
             raise InvalidArgumentError(
                 f"option {RECORD_KEY} is required to create a table (auto-generated keys are not supported)"
             )
-        table_type = _table_type(_text(options, TABLE_TYPE, "COPY_ON_WRITE") or "COPY_ON_WRITE")
-        ordering = _fields(_text(options, PRECOMBINE))
+        table_type = _table_type(text(options, TABLE_TYPE, "COPY_ON_WRITE") or "COPY_ON_WRITE")
+        ordering = fields(text(options, PRECOMBINE))
         if not ordering and "ts" in columns:
             ordering = ("ts",)
         hive_style, url_encode = flag(options, HIVE_STYLE, False), flag(options, URL_ENCODE, False)
@@ -264,7 +212,7 @@ class WriteOptions:
                 f"{DROP_PARTITION_COLUMNS}=true needs partition fields whose folder names spell their values: "
                 "dates formatted from a column, or nested fields, could not be read back")
         _check_columns(keys + partitions, columns, operation)
-        if _text(options, PRECOMBINE) or operation is Operation.UPSERT:
+        if text(options, PRECOMBINE) or operation is Operation.UPSERT:
             _check_columns(ordering, columns, operation)
         return cls(
             table_name=name,
@@ -275,15 +223,15 @@ class WriteOptions:
             partition_fields=partitions,
             hive_style=hive_style,
             url_encode=url_encode,
-            payload_class=_payload(_text(options, PAYLOAD_CLASS, OVERWRITE_PAYLOAD) or OVERWRITE_PAYLOAD),
-            num_buckets=_int(options, NUM_BUCKETS, DEFAULT_NUM_BUCKETS),
-            hash_fields=_fields(_text(options, BUCKET_HASH_FIELD)) or keys,
+            payload_class=_payload(text(options, PAYLOAD_CLASS, OVERWRITE_PAYLOAD) or OVERWRITE_PAYLOAD),
+            num_buckets=integer(options, NUM_BUCKETS, DEFAULT_NUM_BUCKETS),
+            hash_fields=fields(text(options, BUCKET_HASH_FIELD)) or keys,
             schema_on_read=flag(options, SCHEMA_ON_READ, True),
             combine=_combine(options, operation),
             bloom_filter=flag(options, BLOOM_FILTER, True),
-            heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
-            heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
-            database=_text(options, DATABASE_NAME, "default") or "default",
+            heartbeat_interval_ms=integer(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
+            heartbeat_misses=integer(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
+            database=text(options, DATABASE_NAME, "default") or "default",
             partitioning=layout.scheme,
             new_table=layout,
             drop_partition_columns=drop,
@@ -295,18 +243,18 @@ def _merge_with_table(
     options: Mapping[str, str], operation: Operation, columns: tuple[str, ...], config: TableConfig
 ) -> WriteOptions:
     keys = config.record_key_fields
-    given = _fields(_text(options, RECORD_KEY))
+    given = fields(text(options, RECORD_KEY))
     if given and given != keys:
         raise InvalidArgumentError(
             f"{RECORD_KEY}={','.join(given)} differs from the table's record key {','.join(keys)}"
         )
-    given_type = _text(options, TABLE_TYPE)
+    given_type = text(options, TABLE_TYPE)
     if given_type is not None and _table_type(given_type) is not config.table_type:
         raise InvalidArgumentError(
             f"{TABLE_TYPE}={given_type} differs from the table's type {config.table_type.value}"
         )
     partitions = config.partition_fields if config.is_partitioned else ()
-    given_parts = tuple(p.split(":", 1)[0].strip() for p in _fields(_text(options, PARTITION_PATH)))
+    given_parts = tuple(p.split(":", 1)[0].strip() for p in fields(text(options, PARTITION_PATH)))
     if given_parts and given_parts != partitions:
         raise InvalidArgumentError(
             f"{PARTITION_PATH}={','.join(given_parts)} differs from the table's partition fields "
@@ -320,13 +268,13 @@ def _merge_with_table(
     if not config.populate_meta_fields:
         raise UnsupportedFeatureError(
             f"{config.path}: writing tables without meta fields is not supported", feature="write-table-layout")
-    given_drop = _text(options, DROP_PARTITION_COLUMNS)
+    given_drop = text(options, DROP_PARTITION_COLUMNS)
     if given_drop is not None and flag(options, DROP_PARTITION_COLUMNS, False) != config.drop_partition_columns:
         raise InvalidArgumentError(
             f"{DROP_PARTITION_COLUMNS}={given_drop} differs from the table's "
             f"{str(config.drop_partition_columns).lower()}")
     ordering = config.ordering_fields
-    to_delete = _fields(_text(options, PARTITIONS_TO_DELETE)) if operation is Operation.DELETE_PARTITION else ()
+    to_delete = fields(text(options, PARTITIONS_TO_DELETE)) if operation is Operation.DELETE_PARTITION else ()
     if operation is Operation.DELETE_PARTITION and not config.is_partitioned:
         raise InvalidArgumentError(f"delete_partition needs a partitioned table; {config.path} is not partitioned")
     if not to_delete:  # the rows' own keys and partitions are needed
@@ -334,7 +282,7 @@ def _merge_with_table(
                        operation)
     if operation is Operation.UPSERT:
         _check_columns(ordering, columns, operation)
-    num_buckets = _int(options, NUM_BUCKETS, int(config.get(NUM_BUCKETS) or DEFAULT_NUM_BUCKETS))
+    num_buckets = integer(options, NUM_BUCKETS, int(config.get(NUM_BUCKETS) or DEFAULT_NUM_BUCKETS))
     recorded = config.get(NUM_BUCKETS)
     if recorded is not None and int(recorded) != num_buckets:
         raise InvalidArgumentError(
@@ -352,12 +300,12 @@ def _merge_with_table(
         url_encode=config.url_encode_partitioning,
         payload_class=_payload(config.payload_class or OVERWRITE_PAYLOAD),
         num_buckets=num_buckets,
-        hash_fields=_fields(_text(options, BUCKET_HASH_FIELD) or config.get(BUCKET_HASH_FIELD)) or keys,
+        hash_fields=fields(text(options, BUCKET_HASH_FIELD) or config.get(BUCKET_HASH_FIELD)) or keys,
         schema_on_read=flag(options, SCHEMA_ON_READ, True),
         combine=_combine(options, operation),
         bloom_filter=flag(options, BLOOM_FILTER, True),
-        heartbeat_interval_ms=_int(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
-        heartbeat_misses=_int(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
+        heartbeat_interval_ms=integer(options, HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS),
+        heartbeat_misses=integer(options, HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES),
         database=config.get("hoodie.database.name", "default") or "default",
         partitioning=table_partitioning(options, config),
         partitions_to_delete=to_delete,
@@ -365,74 +313,20 @@ def _merge_with_table(
     )
 
 
-def clean_settings(options: Mapping[str, str]) -> CleanSettings:
-    """The cleaner's policy and retention."""
-    policy = (_text(options, CLEANER_POLICY, CleanPolicy.KEEP_LATEST_COMMITS.value) or "").upper()
-    if policy not in CleanPolicy.__members__:
-        raise InvalidArgumentError(
-            f"{CLEANER_POLICY}={policy!r} is not a cleaner policy; use one of {', '.join(CleanPolicy.__members__)}")
-    return CleanSettings(
-        policy=CleanPolicy[policy],
-        commits_retained=_int(options, COMMITS_RETAINED, DEFAULT_COMMITS_RETAINED),
-        hours_retained=_int(options, HOURS_RETAINED, DEFAULT_HOURS_RETAINED),
-        file_versions_retained=_int(options, FILE_VERSIONS_RETAINED, DEFAULT_FILE_VERSIONS_RETAINED),
-    )
-
-
-def archive_settings(options: Mapping[str, str], *, is_mor: bool) -> ArchiveSettings:
-    """How many writes stay on the active timeline (Hudi's defaults and checks: min > the commits
-    the cleaner retains, max > min); on merge-on-read tables, the delta commits a NUM_COMMITS or
-    NUM_AND_TIME compaction trigger still counts stay too."""
-    low = _int(options, KEEP_MIN_COMMITS, DEFAULT_MIN_COMMITS)
-    high = _int(options, KEEP_MAX_COMMITS, DEFAULT_MAX_COMMITS)
-    if high <= low:
-        raise InvalidArgumentError(f"{KEEP_MAX_COMMITS}={high} must be greater than {KEEP_MIN_COMMITS}={low}")
-    clean = clean_settings(options)
-    if clean.policy is CleanPolicy.KEEP_LATEST_COMMITS and low <= clean.commits_retained:
-        raise InvalidArgumentError(
-            f"{KEEP_MIN_COMMITS}={low} must be greater than {COMMITS_RETAINED}={clean.commits_retained}, or "
-            "archiving would remove commits whose older file versions the cleaner still keeps")
-    trigger = inline_compaction(options)
-    counts = is_mor and trigger.strategy in (TriggerStrategy.NUM_COMMITS, TriggerStrategy.NUM_AND_TIME)
-    return ArchiveSettings(min_commits=low, max_commits=high, batch=_int(options, ARCHIVAL_BATCH, DEFAULT_BATCH),
-                           compaction_delta_commits=trigger.max_delta_commits if counts else None)
-
-
 def parquet_settings(options: Mapping[str, str]) -> ParquetSettings:
     """Codec, dictionary encoding and row group size of the Parquet files a write produces."""
-    codec = (_text(options, PARQUET_CODEC, "snappy") or "snappy").lower()
+    codec = (text(options, PARQUET_CODEC, "snappy") or "snappy").lower()
     if codec not in CODECS:
         raise InvalidArgumentError(f"{PARQUET_CODEC}={codec!r} is not supported; use one of {', '.join(CODECS)}")
     return ParquetSettings(
         codec=codec,
         dictionary=flag(options, PARQUET_DICTIONARY, True),
-        block_size=_int(options, PARQUET_BLOCK_SIZE, DEFAULT_BLOCK_SIZE),
-    )
-
-
-def inline_compaction(options: Mapping[str, str]) -> InlineCompaction:
-    """Whether and when a merge-on-read commit is followed by a compaction (Hudi's defaults: never;
-    when on, after 5 delta commits)."""
-    run, schedule = flag(options, INLINE_COMPACT, False), flag(options, SCHEDULE_INLINE_COMPACT, False)
-    if run and schedule:
-        raise InvalidArgumentError(
-            f"{INLINE_COMPACT} and {SCHEDULE_INLINE_COMPACT} cannot both be true: the first schedules and runs "
-            "a compaction, the second only schedules it")
-    strategy = (_text(options, COMPACT_TRIGGER, TriggerStrategy.NUM_COMMITS.value) or "").upper()
-    if strategy not in TriggerStrategy.__members__:
-        raise InvalidArgumentError(
-            f"{COMPACT_TRIGGER}={strategy!r} is not a trigger strategy; use one of "
-            f"{', '.join(TriggerStrategy.__members__)}")
-    return InlineCompaction(
-        mode=InlineMode.RUN if run else InlineMode.SCHEDULE if schedule else InlineMode.OFF,
-        strategy=TriggerStrategy[strategy],
-        max_delta_commits=_int(options, COMPACT_MAX_DELTA_COMMITS, 5),
-        max_delta_seconds=_int(options, COMPACT_MAX_DELTA_SECONDS, 3600, minimum=0),
+        block_size=integer(options, PARQUET_BLOCK_SIZE, DEFAULT_BLOCK_SIZE),
     )
 
 
 def _log_block_format(options: Mapping[str, str]) -> str:
-    value = (_text(options, LOG_BLOCK_FORMAT, "avro") or "avro").lower()
+    value = (text(options, LOG_BLOCK_FORMAT, "avro") or "avro").lower()
     if value == "hfile":
         raise UnsupportedFeatureError(
             f"{LOG_BLOCK_FORMAT}=hfile is not supported (HFile blocks are for Hudi's metadata table); "
@@ -478,13 +372,13 @@ def _check_columns(names: tuple[str, ...], columns: tuple[str, ...], operation: 
 
 
 def _reject_unsupported(options: Mapping[str, str]) -> None:
-    index = (_text(options, INDEX_TYPE, "BUCKET") or "BUCKET").upper()
+    index = (text(options, INDEX_TYPE, "BUCKET") or "BUCKET").upper()
     if index != "BUCKET":
         raise UnsupportedFeatureError(
             f"{INDEX_TYPE}={index} is not supported; the writer uses the bucket index (BUCKET)",
             feature="index-type",
         )
-    engine = (_text(options, BUCKET_ENGINE, "SIMPLE") or "SIMPLE").upper()
+    engine = (text(options, BUCKET_ENGINE, "SIMPLE") or "SIMPLE").upper()
     if engine != "SIMPLE":
         raise UnsupportedFeatureError(
             f"{BUCKET_ENGINE}={engine} is not supported; only the SIMPLE bucket engine is", feature="bucket-engine"
@@ -492,23 +386,3 @@ def _reject_unsupported(options: Mapping[str, str]) -> None:
     check_key_generator(options)
     if not flag(options, POPULATE_META_FIELDS, True):
         raise UnsupportedFeatureError(f"{POPULATE_META_FIELDS}=false is not supported", feature="virtual-keys")
-
-
-@dataclass(frozen=True, slots=True)
-class ReadOptions:
-    """A Spark read: the query type and its instants."""
-
-    query_type: str
-    begin: str | None = None
-    end: str | None = None
-    as_of: str | None = None
-
-    @classmethod
-    def parse(cls, options: Mapping[str, str]) -> ReadOptions:
-        query = (_text(options, QUERY_TYPE, "snapshot") or "snapshot").lower()
-        if query not in ("snapshot", "read_optimized", "incremental"):
-            raise InvalidArgumentError(f"{QUERY_TYPE}={query!r}: use snapshot, read_optimized or incremental")
-        begin = _text(options, BEGIN_INSTANT)
-        if query == "incremental" and begin is None:
-            raise InvalidArgumentError(f"an incremental query needs {BEGIN_INSTANT}")
-        return cls(query, begin, _text(options, END_INSTANT), _text(options, AS_OF_INSTANT))

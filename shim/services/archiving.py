@@ -4,7 +4,7 @@
     engines.spark.archive(path, {"hoodie.keep.min.commits": "12", "hoodie.keep.max.commits": "15"})
 
 As Hudi does with `hoodie.archive.automatic` (on by default), every completed write is followed,
-after its clean, by an archival (`shim.write.archive`) under the table guard: once more than
+after its clean, by an archival (`shim.services.archive`) under the table guard: once more than
 `hoodie.keep.max.commits` writes are on the active timeline, the oldest move to
 `.hoodie/archived/` until `hoodie.keep.min.commits` remain. Reads as of archived commits still
 work while their files are there; incremental windows starting before the active timeline fall
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engines.spark.options import archive_settings
-from engines.spark.txn import after_commit, table_guard
 from shim import storage
 from shim.errors import TableNotFoundError
-from shim.properties import TableConfig
-from shim.write.archive import ArchiveResult, archive_timeline
-from shim.write.archive_plan import ArchiveSettings
+from shim.properties import TableConfig, read_table_config
+from shim.services.archive import ArchiveResult, archive_timeline
+from shim.services.archive_plan import ArchiveSettings
+from shim.services.options import archive_settings
+from shim.write.txn import after_commit, table_guard
 
 
 def archive(path: str, options: Mapping[str, str] | None = None) -> ArchiveResult | None:
@@ -32,10 +32,8 @@ def archive(path: str, options: Mapping[str, str] | None = None) -> ArchiveResul
         InvalidArgumentError: bad `hoodie.keep.*` values.
         UnsupportedFeatureError: a table version other than 6.
     """
-    from engines.spark.job import open_config
-
     table_path = storage.resolve_table_path(path)
-    config = open_config(table_path)
+    config = read_table_config(table_path)
     if config is None:
         raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
     return run_archive(table_path, config, archive_settings(options or {}, is_mor=config.is_mor))

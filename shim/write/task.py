@@ -17,31 +17,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Self
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from engines.spark.bucket import bucket_file_id, bucket_of_file_id
-from engines.spark.group_state import (
-    GroupState,
-    locked_group,
-    record_replaced,
-    state_folder,
-    try_locked_group,
-)
-from engines.spark.handoff import HandOverTurn, read_spill, spill_name, write_spill
-from engines.spark.job import WritePlan
-from engines.spark.merge import RECORD_KEY, merge_records, outranked
-from engines.spark.options import Operation
-from engines.spark.records import GroupRows, prepare_rows
-from engines.spark.txn import ensure_pending
 from shim import storage
 from shim.bloom import BLOOM_FILTER_KEY
 from shim.errors import WriteError
@@ -57,8 +41,8 @@ from shim.schema import InternalSchema, internal_to_arrow
 from shim.storage import join
 from shim.table import open_table
 from shim.timeline.timeline import Timeline
-from shim.write import heartbeat
 from shim.write.avro_block import encode_data_block
+from shim.write.bucket import bucket_file_id, bucket_of_file_id
 from shim.write.data_files import (
     FileWrite,
     avro_record_schema,
@@ -66,21 +50,22 @@ from shim.write.data_files import (
     next_log_version,
     write_base_file,
 )
+from shim.write.group_state import (
+    GroupState,
+    locked_group,
+    record_replaced,
+    state_folder,
+    try_locked_group,
+)
+from shim.write.handoff import HandOverTurn, read_spill, spill_name, write_spill
+from shim.write.job import WritePlan
 from shim.write.markers import IOType, create_marker
+from shim.write.merge import RECORD_KEY, merge_records, outranked
+from shim.write.options import Operation
+from shim.write.records import GroupRows, prepare_rows
+from shim.write.task_info import KeepAlive, TaskInfo
+from shim.write.txn import ensure_pending
 from shim.write.write_schema import align_to_schema
-
-
-@dataclass(frozen=True, slots=True)
-class TaskInfo:
-    """Which Spark task this is (names files: write token `<partition>-<stage>-<attempt id>`)."""
-
-    partition_id: int = 0
-    stage_id: int = 0
-    attempt_id: int = 0
-
-    @property
-    def write_token(self) -> str:
-        return f"{self.partition_id}-{self.stage_id}-{self.attempt_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,29 +76,6 @@ class TaskReport:
     rows: int
     deletes: int
     files: tuple[str, ...]
-
-
-class KeepAlive:
-    """Keeps the write's heartbeat fresh while a task runs."""
-
-    def __init__(self, table_path: str, instant: str, interval_s: float) -> None:
-        self.args = (table_path, instant)
-        self.interval_s = max(0.05, interval_s)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="hudi-shim-heartbeat", daemon=True)
-
-    def _run(self) -> None:
-        while not self.stop.wait(self.interval_s):
-            heartbeat.beat(*self.args)
-
-    def __enter__(self) -> Self:
-        heartbeat.beat(*self.args)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
 
 
 def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInfo | None = None) -> TaskReport:

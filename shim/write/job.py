@@ -1,7 +1,7 @@
 """A write job without Spark: plan on the driver, write in tasks, commit on the driver.
 
 `plan_write` opens (or creates) the table, starts the instant (`txn.begin`) and fixes everything
-the tasks need in a picklable `WritePlan`; `engines.spark.task.write_task` writes file groups;
+the tasks need in a picklable `WritePlan`; `shim.write.task.write_task` writes file groups;
 `commit_write` turns the tasks' file group states into the completed instant. The Spark data
 source is a thin shell around these three, and tests drive them directly.
 """
@@ -17,28 +17,29 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from engines.spark.group_state import (
+from shim import storage
+from shim.errors import WriteError
+from shim.properties import TableConfig, TableType, read_table_config
+from shim.schema import InternalSchema, schema_from_json, schema_to_json
+from shim.services.after_commit import run_table_services
+from shim.table import Table
+from shim.timeline.instant import Action
+from shim.timeline.metadata import LATEST_SCHEMA_KEY
+from shim.timeline.timeline import Timeline
+from shim.write.commit import CommitRecord, inflight_metadata
+from shim.write.current_schema import current_schema
+from shim.write.data_files import avro_record_schema
+from shim.write.group_state import (
     GroupState,
     all_replaced,
     all_states,
     cut_unrecorded_log_tails,
     remove_unlisted_files,
 )
-from engines.spark.options import NUM_BUCKETS, Operation, WriteOptions
-from engines.spark.txn import Transaction, abandon, begin, complete, ensure_pending
-from shim import storage
-from shim.errors import InvalidTableError, WriteError
-from shim.properties import TableConfig, TableType, read_table_config
-from shim.read.schemas import table_schemas_as_of
-from shim.schema import InternalSchema, internal_from_avro, schema_from_json, schema_to_json
-from shim.table import Table
-from shim.timeline.instant import Action
-from shim.timeline.metadata import LATEST_SCHEMA_KEY
-from shim.timeline.timeline import Timeline
-from shim.write.commit import CommitRecord, inflight_metadata
-from shim.write.data_files import avro_record_schema
+from shim.write.options import NUM_BUCKETS, Operation, WriteOptions
 from shim.write.schema_history import latest_history_text, persist_history, plan_schema_commit
 from shim.write.table_init import TableSpec, create_table
+from shim.write.txn import Transaction, abandon, begin, complete, ensure_pending
 from shim.write.write_schema import data_arrow_schema, evolve_for_write, initial_schema
 
 log = logging.getLogger(__name__)
@@ -78,11 +79,6 @@ class WritePlan:
         return schema_from_json(self.previous_schema_json) if self.previous_schema_json else None
 
 
-def open_config(table_path: str) -> TableConfig | None:
-    """The table's config, or None when there is no table at `table_path` yet."""
-    return read_table_config(table_path)
-
-
 def plan_write(
     location: str, options: Mapping[str, str], incoming: pa.Schema, *, overwrite: bool = False
 ) -> WritePlan:
@@ -97,7 +93,7 @@ def plan_write(
         SchemaEvolutionError: the data's columns cannot be reconciled with the table's.
     """
     table_path = storage.resolve_table_path(location)
-    config = open_config(table_path)
+    config = read_table_config(table_path)
     opts = WriteOptions.parse(options, tuple(incoming.names), config)
     if opts.drop_partition_columns:  # the table's schema leaves them out, as its files do
         incoming = pa.schema([f for f in incoming if f.name not in opts.partition_fields])
@@ -148,7 +144,7 @@ def _create(table_path: str, opts: WriteOptions, incoming: pa.Schema) -> TableCo
     try:
         return create_table(table_path, spec, create_schema)
     except WriteError:
-        config = open_config(table_path)  # another writer created it a moment ago
+        config = read_table_config(table_path)  # another writer created it a moment ago
         if config is None:
             raise
         return config
@@ -188,19 +184,6 @@ def _plan(
     )
 
 
-def current_schema(table: Table, read_instant: str | None) -> InternalSchema | None:
-    """The table's InternalSchema (meta columns included) as of `read_instant`, or None if it has
-    no schema yet."""
-    if read_instant is None:
-        create = table.config.create_schema
-        return internal_from_avro(create, add_meta=True) if create else None
-    try:
-        schemas = table_schemas_as_of(table, read_instant)
-        return schemas.stored or schemas.internal
-    except InvalidTableError:
-        return None
-
-
 def _has_latest_schema(table: Table, read_instant: str | None) -> bool:
     latest = table.active_timeline.latest_commit_metadata(read_instant)
     return latest is not None and latest[1].latest_schema is not None
@@ -232,18 +215,7 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     replaced = {p: ids for p, ids in replaced.items() if ids}
     record = CommitRecord(writes, plan.operation.metadata_name, commit_extra_metadata(plan), replaced)
     complete(plan.txn, plan.config, record)
-    if plan.is_mor:  # Hudi's order: table services (compaction) run before the clean
-        from engines.spark.compaction import compact_after_commit
-
-        compact_after_commit(plan.table_path, plan.config, plan.options, plan.instant)
-    if plan.options.auto_clean:
-        from engines.spark.cleaning import clean_after_commit
-
-        clean_after_commit(plan.table_path, plan.config, plan.options.clean, plan.instant)
-    if plan.options.auto_archive:
-        from engines.spark.archiving import archive_after_commit
-
-        archive_after_commit(plan.table_path, plan.config, plan.options.archive, plan.instant)
+    run_table_services(plan.table_path, plan.config, plan.options, plan.instant)
     return record
 
 

@@ -15,17 +15,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping
 
-from engines.spark.job import current_schema, open_config
-from engines.spark.options import (
-    DEFAULT_HEARTBEAT_MISSES,
-    DEFAULT_HEARTBEAT_MS,
-    HEARTBEAT_INTERVAL,
-    HEARTBEAT_MISSES,
-)
-from engines.spark.txn import abandon, begin, complete
 from shim import storage
 from shim.errors import TableNotFoundError, UnsupportedFeatureError
-from shim.properties import TableConfig, TableType
+from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history, schema_to_json
 from shim.schema.types import Type
 from shim.table import Table
@@ -34,8 +26,16 @@ from shim.timeline.metadata import LATEST_SCHEMA_KEY
 from shim.timeline.timeline import Timeline
 from shim.write import schema_changes
 from shim.write.commit import CommitRecord, inflight_metadata
+from shim.write.current_schema import current_schema
 from shim.write.data_files import avro_record_schema
+from shim.write.options import (
+    DEFAULT_HEARTBEAT_MISSES,
+    DEFAULT_HEARTBEAT_MS,
+    HEARTBEAT_INTERVAL,
+    HEARTBEAT_MISSES,
+)
 from shim.write.schema_history import latest_history_text, persist_history
+from shim.write.txn import abandon, begin, complete
 from shim.write.write_schema import data_arrow_schema
 
 Change = Callable[[InternalSchema, Collection[str]], InternalSchema]
@@ -90,7 +90,7 @@ class AlterTable:
     # -- committing ---------------------------------------------------------------------------
 
     def _config(self) -> TableConfig:
-        config = open_config(self.table_path)
+        config = read_table_config(self.table_path)
         if config is None:
             raise TableNotFoundError(f"no Hudi table at {self.table_path}", path=self.table_path)
         if config.version != 6:

@@ -1,0 +1,45 @@
+"""Which task writes (its write token) and the heartbeat it keeps fresh while it runs."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Self
+
+from shim.write import heartbeat
+
+
+@dataclass(frozen=True, slots=True)
+class TaskInfo:
+    """Which Spark task this is (names files: write token `<partition>-<stage>-<attempt id>`)."""
+
+    partition_id: int = 0
+    stage_id: int = 0
+    attempt_id: int = 0
+
+    @property
+    def write_token(self) -> str:
+        return f"{self.partition_id}-{self.stage_id}-{self.attempt_id}"
+
+
+class KeepAlive:
+    """Keeps the write's heartbeat fresh while a task runs."""
+
+    def __init__(self, table_path: str, instant: str, interval_s: float) -> None:
+        self.args = (table_path, instant)
+        self.interval_s = max(0.05, interval_s)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="hudi-shim-heartbeat", daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.interval_s):
+            heartbeat.beat(*self.args)
+
+    def __enter__(self) -> Self:
+        heartbeat.beat(*self.args)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
