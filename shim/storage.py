@@ -1,9 +1,10 @@
-"""Storage: the one entry point to a table's files (local file system today).
+"""Storage: the one entry point to a table's files, local or on an object store.
 
 Every read, listing, atomic write, removal and rename of a table's files goes through these
-functions, so another file system (e.g. a `pyarrow.fs.FileSystem`) can be put behind them in one
-place. Paths are absolute local paths (see `resolve_table_path`). Parquet files are opened by
-pyarrow from their path (`parquet_source` names what to give it).
+functions. Paths are absolute local paths or URIs of object stores and HDFS (`s3://bucket/t/...`,
+see `resolve_table_path`); the latter are served by `shim.object_store` through pyarrow's file
+systems, with the options `shim.filesystems` keeps for them. Parquet files are handed to pyarrow
+as `parquet_source` (reading) and `parquet_sink` (writing) say.
 """
 
 from __future__ import annotations
@@ -12,12 +13,18 @@ import os
 import shutil
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from stat import S_ISDIR
 from typing import IO
 from urllib.parse import unquote, urlparse
 
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from shim import object_store
 from shim.errors import TableNotFoundError, file_gone
+from shim.filesystems import is_remote, normalize
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +44,17 @@ class FileInfo:
 
 
 def resolve_table_path(location: str | os.PathLike[str]) -> str:
-    """Absolute local path of a table given as a path or a `file://` URI."""
+    """Absolute local path of a table given as a path or a `file://` URI; the normalized URI of
+    one on an object store or HDFS (`s3://bucket/path`)."""
     text = os.fspath(location)
+    if is_remote(text):
+        return normalize(text)
     if "://" in text or text.startswith("file:"):
         parsed = urlparse(text)
         if parsed.scheme != "file":
             raise TableNotFoundError(
-                f"unsupported location {text!r}: hudi-shim reads local paths and file:// URIs",
+                f"unsupported location {text!r}: hudi-shim reads local paths, file://, s3://, s3a://, gs:// "
+                "and hdfs:// URIs",
                 path=text,
             )
         text = unquote(parsed.path)
@@ -60,6 +71,8 @@ def join(*parts: str) -> str:
 
 def read_bytes(path: str) -> bytes:
     """Whole content of a file; a missing file is a HudiShimError naming it."""
+    if is_remote(path):
+        return object_store.read_bytes(path)
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -69,12 +82,16 @@ def read_bytes(path: str) -> bytes:
 
 def read_text(path: str) -> str:
     """Whole content of a UTF-8 text file; raises FileNotFoundError when it is missing."""
+    if is_remote(path):
+        return object_store.guarded(path, "read", lambda: object_store.read_range(path, 0, 1 << 62)).decode("utf-8")
     with open(path, encoding="utf-8") as handle:
         return handle.read()
 
 
 def read_range(path: str, offset: int, length: int) -> bytes:
     """`length` bytes of a file from `offset` (fewer at its end); raises FileNotFoundError."""
+    if is_remote(path):
+        return object_store.read_range(path, offset, length)
     with open(path, "rb") as handle:
         handle.seek(offset)
         return handle.read(length)
@@ -82,12 +99,34 @@ def read_range(path: str, offset: int, length: int) -> bytes:
 
 def open_input(path: str) -> IO[bytes]:
     """A file opened for streaming reads (the caller closes it); raises FileNotFoundError."""
+    if is_remote(path):
+        return object_store.open_input(path)  # a file-like NativeFile
     return open(path, "rb")
 
 
-def parquet_source(path: str) -> str:
-    """What to hand pyarrow's Parquet readers and writers for `path` (its local path today)."""
+def parquet_source(path: str) -> str | pa.NativeFile:
+    """What to hand pyarrow's Parquet readers for `path`: the local path, or a random-access file
+    on the object store (footer and column chunks are ranged reads)."""
+    if is_remote(path):
+        return object_store.open_input(path)
     return path
+
+
+@contextmanager
+def parquet_sink(path: str) -> Iterator[str | pa.NativeFile]:
+    """What to hand pyarrow's Parquet writers for `path`, for the writer's life: the local path,
+    or an output stream whose object appears whole when this block ends without an error."""
+    if not is_remote(path):
+        yield path
+        return
+    stream = object_store.open_output(path)
+    try:
+        yield stream
+    except BaseException:
+        stream.close()  # pyarrow cannot abort an upload: the torn object is removed (and was never committed)
+        remove(path, missing_ok=True)
+        raise
+    object_store.guarded(path, "write", stream.close)
 
 
 # -- listing and metadata
@@ -95,32 +134,47 @@ def parquet_source(path: str) -> str:
 
 def exists(path: str) -> bool:
     """Whether a file or folder exists at `path`."""
+    if is_remote(path):
+        return object_store.info(path).type != pafs.FileType.NotFound
     return os.path.exists(path)
 
 
 def is_file(path: str) -> bool:
     """Whether `path` is a file."""
+    if is_remote(path):
+        return object_store.info(path).type == pafs.FileType.File
     return os.path.isfile(path)
 
 
 def is_dir(path: str) -> bool:
-    """Whether `path` is a folder."""
+    """Whether `path` is a folder (on an object store: a prefix holding objects)."""
+    if is_remote(path):
+        return object_store.info(path).type == pafs.FileType.Directory
     return os.path.isdir(path)
 
 
 def stat(path: str) -> FileInfo:
     """Size and modification time of `path`; raises FileNotFoundError."""
+    if is_remote(path):
+        found = object_store.info(path)
+        if found.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(path)
+        return _remote_info(path, found)
     info = os.stat(path)
     return FileInfo(path, os.path.basename(path), info.st_size, info.st_mtime_ns, not S_ISDIR(info.st_mode))
 
 
 def file_size(path: str) -> int:
     """Size of a file in bytes; raises FileNotFoundError."""
+    if is_remote(path):
+        return stat(path).size
     return os.path.getsize(path)
 
 
 def list_names(folder: str) -> list[str]:
     """Names in a folder, or [] when it does not exist."""
+    if is_remote(folder):
+        return [entry.base_name for _, entry in object_store.list_entries(folder)]
     try:
         return os.listdir(folder)
     except FileNotFoundError:
@@ -129,6 +183,8 @@ def list_names(folder: str) -> list[str]:
 
 def list_files(folder: str) -> list[FileInfo]:
     """Files and folders directly in `folder` with their sizes, or [] when it does not exist."""
+    if is_remote(folder):
+        return [_remote_info(uri, entry) for uri, entry in object_store.list_entries(folder)]
     try:
         entries = list(os.scandir(folder))
     except FileNotFoundError:
@@ -148,6 +204,8 @@ def list_files(folder: str) -> list[FileInfo]:
 def walk(root: str) -> Iterator[tuple[str, list[str], list[str]]]:
     """`(folder, subfolder names, file names)` of every folder under `root` (top-down; a caller
     may prune the subfolder list in place)."""
+    if is_remote(root):
+        return object_store.walk(root)
     return os.walk(root)
 
 
@@ -155,14 +213,20 @@ def walk(root: str) -> Iterator[tuple[str, list[str], list[str]]]:
 
 
 def make_dirs(folder: str) -> None:
-    """Create `folder` and its parents when missing."""
+    """Create `folder` and its parents when missing (object stores have no folders: nothing)."""
+    if is_remote(folder):
+        return
     os.makedirs(folder, exist_ok=True)
 
 
 def write_atomically(path: str, data: bytes, *, durable: bool = True) -> None:
     """Write `data` to a temporary file and rename it into place (readers see all or nothing).
     The temporary name is the writing thread's own, so writers racing for `path` never collide.
-    `durable`: fsync before the rename (off for scratch state that only matters while a write runs)."""
+    `durable`: fsync before the rename (off for scratch state that only matters while a write runs).
+    On an object store: one upload, which appears whole or not at all."""
+    if is_remote(path):
+        object_store.write(path, [data])
+        return
     tmp = temporary_path(path)
     with open(tmp, "wb") as handle:
         handle.write(data)
@@ -179,7 +243,10 @@ def temporary_path(path: str) -> str:
 
 
 def create_if_absent(path: str, chunks: Iterable[bytes] = (), *, durable: bool = False) -> bool:
-    """Create `path` holding `chunks` unless it exists; returns whether it was created."""
+    """Create `path` holding `chunks` unless it exists; returns whether it was created. (On an
+    object store a check, then a write: see `shim.object_store`.)"""
+    if is_remote(path):
+        return object_store.create_if_absent(path, chunks)
     try:
         with open(path, "xb") as handle:
             _write(handle, chunks, durable)
@@ -189,7 +256,12 @@ def create_if_absent(path: str, chunks: Iterable[bytes] = (), *, durable: bool =
 
 
 def touch(path: str) -> None:
-    """Create `path` (and its folder) when missing and set its modification time to now."""
+    """Create `path` (and its folder) when missing and set its modification time to now (on an
+    object store: upload it again)."""
+    if is_remote(path):
+        kept = read_bytes(path) if exists(path) else b""
+        object_store.write(path, [kept])
+        return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "ab"):
         pass
@@ -199,7 +271,9 @@ def touch(path: str) -> None:
 def write_after(path: str, offset: int, chunks: Iterable[bytes]) -> int:
     """Cut the existing file `path` to its first `offset` bytes and append `chunks` durably.
     Returns the size it had; when that is less than `offset` nothing is written.
-    Raises FileNotFoundError."""
+    Raises FileNotFoundError. (On an object store: the object is written again, prefix and all.)"""
+    if is_remote(path):
+        return object_store.write_after(path, offset, chunks)
     with open(path, "r+b") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size < offset:
@@ -212,17 +286,26 @@ def write_after(path: str, offset: int, chunks: Iterable[bytes]) -> int:
 
 def truncate(path: str, size: int) -> None:
     """Cut a file to its first `size` bytes."""
+    if is_remote(path):
+        object_store.truncate(path, size)
+        return
     os.truncate(path, size)
 
 
 def replace(source: str, target: str) -> None:
-    """Rename `source` to `target`, replacing it atomically when it exists."""
+    """Rename `source` to `target`, replacing it atomically when it exists (on an object store:
+    a copy and a delete, not atomic)."""
+    if is_remote(source) or is_remote(target):
+        object_store.replace(source, target)
+        return
     os.replace(source, target)
 
 
 def remove(path: str, *, missing_ok: bool = False) -> bool:
     """Delete a file; returns whether it existed (a missing one raises FileNotFoundError unless
     `missing_ok`)."""
+    if is_remote(path):
+        return object_store.remove(path, missing_ok=missing_ok)
     try:
         os.remove(path)
     except FileNotFoundError:
@@ -234,12 +317,18 @@ def remove(path: str, *, missing_ok: bool = False) -> bool:
 
 def remove_tree(folder: str) -> None:
     """Delete a folder and everything under it (nothing when it is missing)."""
+    if is_remote(folder):
+        object_store.remove_tree(folder)
+        return
     shutil.rmtree(folder, ignore_errors=True)
 
 
 def open_lock(path: str) -> IO[bytes]:
     """A lock file opened for `fcntl.flock` (created with its folder when missing): locks are
-    coordination between the processes of one machine, not table data."""
+    coordination between the processes of one machine, not table data (for a location on an
+    object store: a local file standing for it)."""
+    if is_remote(path):
+        return object_store.open_lock(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     return open(path, "a+b")
 
@@ -250,3 +339,9 @@ def _write(handle: IO[bytes], chunks: Iterable[bytes], durable: bool) -> None:
     if durable:
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def _remote_info(uri: str, entry: pafs.FileInfo) -> FileInfo:
+    is_file = entry.type == pafs.FileType.File
+    return FileInfo(uri, entry.base_name, (entry.size or 0) if is_file else 0, (entry.mtime_ns or 0) if is_file else 0,
+                    is_file)

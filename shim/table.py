@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim import storage
 from shim.errors import FileGoneError, TableNotFoundError
+from shim.filesystems import register as register_storage_options
 from shim.plan.listing import TableListing
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig, config_path, read_table_config
@@ -33,17 +34,22 @@ __all__ = ["Table", "open_table"]
 DEFAULT_MERGE_CACHE_BYTES = 256 * 2**20
 
 
-def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> Table:
-    """Open the Hudi table at a local path or `file://` URI.
+def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES,
+               storage_options: Mapping[str, object] | None = None) -> Table:
+    """Open the Hudi table at a local path, a `file://` URI or an object store's URI
+    (`s3://bucket/path`, `gs://...`, `hdfs://...`).
 
     Args:
         merge_cache_bytes: memory for remembering merged file slices between scans (0: none).
+        storage_options: for an object store: credentials, region, endpoint (see
+            `shim.filesystems`); without them the `AWS_*` environment and pyarrow's defaults apply.
 
     Raises:
         TableNotFoundError: no `.hoodie/hoodie.properties` there.
         UnsupportedFeatureError: the table uses a version or feature hudi-shim cannot read.
     """
     path = storage.resolve_table_path(location)
+    register_storage_options(path, storage_options or {})
     config = read_table_config(path)
     if config is None:
         raise TableNotFoundError(f"no Hudi table at {path}: {config_path(path)} does not exist", path=path)

@@ -185,7 +185,7 @@ def write_base_file(
     # It is hashed while the rows are encoded (both release the GIL); the footer is written last.
     with ThreadPoolExecutor(1, thread_name_prefix="hudi-shim-bloom") as pool:
         bloom = pool.submit(_bloom_filter, keys, bloom_from) if bloom_filter else None
-        with pq.ParquetWriter(storage.parquet_source(path), table.schema, **options) as writer:
+        with storage.parquet_sink(path) as sink, pq.ParquetWriter(sink, table.schema, **options) as writer:
             writer.write_table(table, row_group_size=row_group)
             if bloom is not None:
                 writer.add_key_value_metadata({BLOOM_FILTER_KEY: bloom.result(), TYPE_CODE_KEY: DYNAMIC_V0})
