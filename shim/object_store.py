@@ -59,7 +59,17 @@ def _means_missing(error: OSError) -> bool:
 def _reason(error: OSError) -> str:
     text = " ".join(str(error).split())
     # pyarrow's messages start with what it did ("When reading information for key 'k' in bucket 'b': ...")
-    return text.split(": ", 1)[1] if text.startswith("When ") and ": " in text else text
+    reason = text.split(": ", 1)[1] if text.startswith("When ") and ": " in text else text
+    if "HTTP status 503" in reason or "SLOW_DOWN" in reason.upper():
+        reason += " (the store throttled the requests or is unavailable; they were retried, then given up)"
+    return reason
+
+
+def bucket_exists(location: str) -> bool:
+    """Whether the bucket (or HDFS root) of a remote `location` exists."""
+    system, _ = _target(location)
+    root = split(location).bucket
+    return guarded(location, "look up", lambda: system.get_file_info(root)).type != pafs.FileType.NotFound
 
 
 def _target(location: str) -> tuple[pafs.FileSystem, str]:

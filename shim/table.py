@@ -10,7 +10,9 @@ import pyarrow.compute as pc
 
 from shim import storage
 from shim.errors import FileGoneError, TableNotFoundError
+from shim.filesystems import is_remote
 from shim.filesystems import register as register_storage_options
+from shim.object_store import bucket_exists
 from shim.plan.listing import TableListing
 from shim.plan.slices import FileSlice
 from shim.properties import TableConfig, config_path, read_table_config
@@ -52,6 +54,8 @@ def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEF
     register_storage_options(path, storage_options or {})
     config = read_table_config(path)
     if config is None:
+        if is_remote(path) and not bucket_exists(path):
+            raise TableNotFoundError(f"no Hudi table at {path}: the bucket does not exist", path=path)
         raise TableNotFoundError(f"no Hudi table at {path}: {config_path(path)} does not exist", path=path)
     return Table(path, config, merge_cache_bytes=merge_cache_bytes)
 
