@@ -23,6 +23,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from engines.maven import Artifact, fetch
 from shim.errors import HudiShimError
@@ -54,7 +55,7 @@ class S3Server:
     def endpoint(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
 
-    def storage_options(self) -> dict[str, str]:
+    def storage_options(self) -> dict[str, Any]:
         """`storage_options` for `shim.open_table` and the catalog's settings."""
         return {"endpoint_override": self.endpoint, "access_key": self.access_key,
                 "secret_key": self.secret_key, "region": REGION, "scheme": "http"}
@@ -67,8 +68,10 @@ class S3Server:
                 **CLIENT_ENVIRONMENT}
 
     def create_bucket(self, name: str) -> None:
-        """Make a bucket (a folder under `data_dir` for s3proxy's file-system store)."""
-        (self.data_dir / name).mkdir(parents=True, exist_ok=True)
+        """Make a bucket (through the S3 API)."""
+        import pyarrow.fs as pafs
+
+        pafs.S3FileSystem(**self.storage_options(), allow_bucket_creation=True).create_dir(name)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -87,8 +90,12 @@ def free_port() -> int:
 
 
 def start_s3proxy(folder: Path, *, port: int | None = None, access_key: str = "hudi-shim",
-                  secret_key: str | None = None, startup_seconds: float = 60.0) -> S3Server:
-    """Start s3proxy on 127.0.0.1, storing objects under `folder/data` (buckets are its folders)."""
+                  secret_key: str | None = None, on_disk: bool = False, heap: str = "2g",
+                  startup_seconds: float = 60.0) -> S3Server:
+    """Start s3proxy on 127.0.0.1 with its objects in memory, or with `on_disk` under
+    `folder/data` as files (a folder per bucket; that store cannot hold a key and a longer key
+    under it as a folder, nor delete a prefix's marker before its objects: use it for data that
+    must outlive the server)."""
     jar = fetch(S3PROXY)
     java = shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin")) if "JAVA_HOME" in os.environ \
         else shutil.which("java")
@@ -105,13 +112,13 @@ def start_s3proxy(folder: Path, *, port: int | None = None, access_key: str = "h
         "s3proxy.authorization=aws-v2-or-v4",
         f"s3proxy.identity={access_key}",
         f"s3proxy.credential={secret_key}",
-        "jclouds.provider=filesystem-nio2",
+        f"jclouds.provider={'filesystem-nio2' if on_disk else 'transient'}",
         "jclouds.identity=local", "jclouds.credential=local",
         f"jclouds.filesystem.basedir={data_dir}", ""]))
     properties.chmod(0o600)
     log_path = folder / "s3proxy.log"
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([java, "-Xmx512m", "-jar", str(jar), "--properties", str(properties)],
+        process = subprocess.Popen([java, f"-Xmx{heap}", "-jar", str(jar), "--properties", str(properties)],
                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     server = S3Server(port, access_key, secret_key, data_dir, log_path, process)
     deadline = time.monotonic() + startup_seconds

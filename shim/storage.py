@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from stat import S_ISDIR
@@ -24,8 +24,9 @@ import pyarrow.fs as pafs
 
 from shim import object_store
 from shim.errors import TableNotFoundError, file_gone
-from shim.filesystems import is_remote, normalize
+from shim.filesystems import filesystem_for, is_remote, normalize
 
+_LOCAL = pafs.LocalFileSystem()
 
 @dataclass(frozen=True, slots=True)
 class FileInfo:
@@ -110,6 +111,15 @@ def parquet_source(path: str) -> str | pa.NativeFile:
     if is_remote(path):
         return object_store.open_input(path)
     return path
+
+
+def arrow_filesystem(paths: Sequence[str]) -> tuple[pafs.FileSystem, list[str]]:
+    """The pyarrow file system holding `paths` (all on one) and the paths as it names them, for
+    pyarrow's datasets."""
+    if paths and is_remote(paths[0]):
+        system, _ = filesystem_for(paths[0])
+        return system, [filesystem_for(path)[1] for path in paths]
+    return _LOCAL, list(paths)
 
 
 @contextmanager

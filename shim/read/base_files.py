@@ -8,7 +8,6 @@ from collections.abc import Iterator, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from shim import storage
@@ -22,7 +21,6 @@ BATCH_SIZE = 131_072
 # A dictionary-encoded column chunk storing at most this many bytes per value holds mostly
 # indices (plain strings take at least 4 bytes each, their length).
 _DICTIONARY_BYTES_PER_VALUE = 3.0
-_LOCAL_FS = pafs.LocalFileSystem()
 # Column bytes (uncompressed) of a one-row-group file read in one call instead of streamed.
 _AT_ONCE_BYTES = 16 << 20
 
@@ -131,8 +129,9 @@ def scan_parquet(
     for name in kept:
         index = dataset_schema.get_field_index(name)
         dataset_schema = dataset_schema.set(index, as_dictionary_field(dataset_schema.field(index)))
+    filesystem, located = storage.arrow_filesystem(paths)
     dataset = ds.FileSystemDataset.from_paths(
-        list(paths), schema=dataset_schema, format=_parquet_format(dictionary), filesystem=_LOCAL_FS
+        located, schema=dataset_schema, format=_parquet_format(dictionary), filesystem=filesystem
     )
     scanner = dataset.scanner(
         columns=columns,

@@ -30,6 +30,7 @@ from typing import IO, Self
 import pyarrow as pa
 
 from shim import storage
+from shim.filesystems import is_remote
 from shim.write.group_state import group_key
 
 
@@ -43,6 +44,12 @@ def write_spill(folder: str, name: str, rows: pa.Table) -> None:
     """Write `rows` as `folder/name` (Arrow IPC file, written aside then renamed into place)."""
     storage.make_dirs(folder)
     path = os.path.join(folder, name)
+    if is_remote(path):  # one upload (an object store has no rename)
+        buffer = pa.BufferOutputStream()
+        with pa.ipc.new_file(buffer, rows.schema) as writer:
+            writer.write_table(rows)
+        storage.write_atomically(path, buffer.getvalue().to_pybytes())
+        return
     tmp = storage.temporary_path(path)
     with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:
         writer.write_table(rows)
@@ -50,7 +57,9 @@ def write_spill(folder: str, name: str, rows: pa.Table) -> None:
 
 
 def read_spill(folder: str, name: str) -> pa.Table:
-    """The rows of a hand-over file (memory-mapped, no copy)."""
+    """The rows of a hand-over file (memory-mapped, no copy, when local)."""
+    if is_remote(folder):
+        return pa.ipc.open_file(pa.BufferReader(storage.read_bytes(os.path.join(folder, name)))).read_all()
     with pa.memory_map(os.path.join(folder, name)) as source:
         return pa.ipc.open_file(source).read_all()
 
