@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 import shim
 from catalog.handles import TableHandle
@@ -21,10 +20,9 @@ from catalog.settings import Settings
 from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
 from shim.errors import InvalidArgumentError, TableNotFoundError
-from shim.filters import FilterLike
-from shim.read.damage import CorruptMode, SkippedBlocks
-from shim.read.request import PlannedScan, ScanMode
+from shim.read.damage import SkippedBlocks
 from shim.read.time_limit import TimeLimit
+from shim.scan_options import ScanOptions
 from shim.timeline.instant import Instant, normalize_instant
 
 #: A table asked for by a name not registered makes the warehouse be searched again, at most
@@ -57,18 +55,8 @@ class TableInfo:
     properties: Mapping[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class ScanRequest:
-    """One scan: what `shim.Table.scan` takes, plus a row limit."""
-
-    mode: ScanMode = "snapshot"
-    columns: Sequence[str] | None = None
-    filter: FilterLike | pc.Expression = None
-    as_of: str | None = None
-    limit: int | None = None
-    dictionary_partitions: bool = False
-    dictionary_strings: bool = False
-    corrupt: CorruptMode = "error"
+ScanRequest = ScanOptions
+"""One scan request: `shim.ScanOptions` (the row limit is checked against the server's)."""
 
 
 class Catalog:
@@ -198,7 +186,7 @@ class Catalog:
             raise InvalidArgumentError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
         return self.views.view(self.handle(name), view, as_of)
 
-    def view_of(self, name: str, table: shim.Table, scan: PlannedScan) -> View:
+    def view_of(self, name: str, table: shim.Table, scan: shim.Scan) -> View:
         """The view a scan of the registered table `name` planned (`table`: the table it planned on)."""
         return self.views.view_of(self.handle(name), table, scan)
 
@@ -213,7 +201,4 @@ class Catalog:
                 f"limit {request.limit} exceeds the server's limit of {self.limits.max_rows} rows per scan"
             )
         table = self.table(name, reopen=reopen)
-        return table.scan(mode=request.mode, columns=request.columns, filter=request.filter, as_of=request.as_of,
-                          dictionary_partitions=request.dictionary_partitions, limit=request.limit,
-                          dictionary_strings=request.dictionary_strings, corrupt=request.corrupt,
-                          skipped=skipped, time_limit=time_limit or TimeLimit.starting_now(self.limits.max_seconds))
+        return table.plan(request).reader(skipped, time_limit or TimeLimit.starting_now(self.limits.max_seconds))

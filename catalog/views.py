@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+import shim
 from catalog.cache import LruCache
 from catalog.handles import EVERY_GROUP, TableHandle
-from shim.plan.slices import FileSlice
-from shim.read.file_schemas import FileSchema, file_schemas
-from shim.read.request import PlannedScan, build_scan
+from shim import FileSchema, FileSlice
 from shim.timeline.instant import instant_key
 
 if TYPE_CHECKING:
@@ -60,9 +59,9 @@ class ViewCache:
     def view(self, handle: TableHandle, view: str, as_of: str | None = None) -> View:
         """The view as of `as_of` (default: the latest completed instant)."""
         table = handle.table()
-        return self.view_of(handle, table, build_scan(table, mode=view, as_of=as_of))
+        return self.view_of(handle, table, table.plan(shim.ScanOptions(mode=view, as_of=as_of)))
 
-    def view_of(self, handle: TableHandle, table: shim.Table, scan: PlannedScan) -> View:
+    def view_of(self, handle: TableHandle, table: shim.Table, scan: shim.Scan) -> View:
         """The view a scan of `table` planned (its slices, schema and read instant)."""
         schema_key = _schema_key(scan)
         touches = touch_keys(handle, table, scan.read_instant)
@@ -88,14 +87,14 @@ class ViewCache:
         return View(handle.name, scan.mode, scan.read_instant, scan.data_schema, tuple(files))
 
 
-def _resolve(scan: PlannedScan, slices: list[FileSlice]) -> dict[FileSlice, tuple[FileSchema, ...]]:
+def _resolve(scan: shim.Scan, slices: list[FileSlice]) -> dict[FileSlice, tuple[FileSchema, ...]]:
     by_group: dict[tuple[str, str], list[FileSchema]] = defaultdict(list)
-    for file_schema in file_schemas(replace(scan, slices=slices)):
+    for file_schema in replace(scan, slices=slices).file_schemas():
         by_group[(file_schema.partition_path, file_schema.file_id)].append(file_schema)
     return {s: tuple(by_group.get((s.partition_path, s.file_id), ())) for s in slices}
 
 
-def _schema_key(scan: PlannedScan) -> bytes:
+def _schema_key(scan: shim.Scan) -> bytes:
     schemas = scan.schemas
     digest = hashlib.blake2b(schemas.full_schema.serialize().to_pybytes(), digest_size=16)
     digest.update(b"id" if schemas.schema_on_read else b"name")

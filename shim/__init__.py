@@ -3,6 +3,8 @@
     import shim
     t = shim.open_table("/data/trips")
     t.read(columns=["city", "fare"], filter="fare > 10").to_pandas()
+    scan = t.plan(shim.ScanOptions(columns=["city"], as_of="2024-01-01"))  # a shim.Scan
+    scan.slices, scan.output_schema, scan.file_schemas(), scan.reader()
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from shim.errors import (
     UnsupportedFeatureError,
     WriteError,
 )
+from shim.scan_options import ScanOptions
 
 if TYPE_CHECKING:
+    from shim.plan.slices import FileSlice
     from shim.read.file_schemas import ColumnMapping, FileSchema
+    from shim.read.request import PlannedScan as Scan
     from shim.table import Table, open_table
 
 __version__ = "0.1.0"
@@ -39,6 +44,14 @@ def __getattr__(name: str) -> object:
         from shim import table
 
         return getattr(table, name)
+    if name == "FileSlice":
+        from shim.plan.slices import FileSlice
+
+        return FileSlice
+    if name == "Scan":
+        from shim.read.request import PlannedScan
+
+        return PlannedScan
     if name in ("FileSchema", "ColumnMapping"):
         from shim.read import file_schemas
 
@@ -54,11 +67,14 @@ __all__ = [
     "CorruptFileError",
     "FileGoneError",
     "FileSchema",
+    "FileSlice",
     "HudiShimError",
     "InstantNotFoundError",
     "InvalidArgumentError",
     "InvalidFilterError",
     "InvalidTableError",
+    "Scan",
+    "ScanOptions",
     "SchemaEvolutionError",
     "Table",
     "TableNotFoundError",

@@ -19,12 +19,14 @@ from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
 from shim.read.committed import CommittedFiles
 from shim.read.damage import CorruptMode, SkippedBlocks
-from shim.read.file_schemas import FileSchema, file_schemas
+from shim.read.file_schemas import FileSchema
 from shim.read.plan_cache import PlanCache
-from shim.read.request import FilterLike, ScanMode, build_scan
+from shim.read.request import FilterLike, build_scan
+from shim.read.request import PlannedScan as Scan
 from shim.read.schemas import TableSchemas, table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
 from shim.read.time_limit import NO_LIMIT, TimeLimit
+from shim.scan_options import ScanMode, ScanOptions
 from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline
 from shim.timeline.instant import Instant, instant_key
 from shim.timeline.schemas import SchemaHistory
@@ -173,19 +175,19 @@ class Table:
 
     def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:
         """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""
-        return build_scan(self.current(), mode=mode, as_of=as_of).slices
+        return self.plan(ScanOptions(mode=mode, as_of=as_of)).slices
 
     def file_schemas(self, as_of: str | None = None, mode: ScanMode = "snapshot") -> list[FileSchema]:
         """For every base file and log data block a scan reads: the instant that wrote it, its
         schema version, and how each table column maps onto its columns (the name-mapped view)."""
-        return file_schemas(build_scan(self.current(), mode=mode, as_of=as_of))
+        return self.plan(ScanOptions(mode=mode, as_of=as_of)).file_schemas()
 
     def schema(self, as_of: str | None = None) -> pa.Schema:
         """Data columns (no meta columns) in table order, as of `as_of` (default: latest).
 
         Each field carries its column id in its metadata (`PARQUET:field_id`), nested fields too.
         """
-        return build_scan(self.current(), as_of=as_of, plan_files=False).data_schema
+        return self.plan(ScanOptions(as_of=as_of), files=False).data_schema
 
     def scan(
         self,
@@ -204,38 +206,25 @@ class Table:
     ) -> pa.RecordBatchReader:
         """Stream the table's rows.
 
-        Args:
-            mode: "snapshot" merges log files onto base files; "read_optimized" reads base files only.
-            columns: columns to return, in this order (default: all data columns in table order).
-            filter: a SQL-like string (`"city = 'sf' AND fare > 10"`), an `Expr`,
-                `[(column, op, value), ...]` meaning their conjunction, or a
-                `pyarrow.compute.Expression` (as engines push them down).
-            as_of: read the table as of this instant (`yyyyMMddHHmmssSSS`, `yyyy-MM-dd[ HH:mm:ss]`).
-            include_meta: prepend Hudi's meta columns when `columns` is not given.
-            dictionary_partitions: return partition columns dictionary-encoded (their values repeat
-                per partition: cheaper to build, send and ingest; DuckDB sees VARCHAR).
-            limit: at most this many rows (a few rows are read in small batches, one file after
-                another, so a preview reads little).
-            dictionary_strings: return dictionary-encoded the partition columns and the string
-                columns that data files store as dictionaries (repeated values such as names and
-                codes), sparing their decoding; columns the filter or the merge compares stay plain.
-            corrupt: "error" (default): a log block inside bytes a completed commit appended that
-                cannot be read raises `CommittedDataError` (file, offset, instant); "skip" goes on
-                without it, as Hudi does. Corrupt regions no commit wrote (the torn tail of a
-                failed append) are skipped either way.
+        Args: those of `ScanOptions`, and
             skipped: collects the corrupt log regions the scan skipped, as it meets them.
             time_limit: seconds (from now) or a `TimeLimit` after which reading stops with
                 `ScanLimitError`; checked between batches, also those a filter empties.
         """
+        options = ScanOptions(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit,
+                              dictionary_strings, corrupt)
+        return self.plan(options).reader(skipped, _time_limit(time_limit))
+
+    def plan(self, options: ScanOptions = ScanOptions(), *, files: bool = True) -> Scan:
+        """Check `options` against the table (as it is now) and plan the file slices to read.
+
+        The plan is remembered while the table is unchanged. `files=False` plans the schemas only.
+        Raises as `scan` does."""
         table = self.current()
-        request = (mode, None if columns is None or isinstance(columns, str) else tuple(columns), as_of,
-                   include_meta, dictionary_partitions, limit, dictionary_strings, corrupt)
-        reader = table._plans.planned(request if _hashable(request) else None, filter, lambda: build_scan(
-            table, mode=mode, columns=columns, row_filter=filter, as_of=as_of, include_meta=include_meta,
-            dictionary_partitions=dictionary_partitions, limit=limit, dictionary_strings=dictionary_strings,
-            corrupt=corrupt,
-        )).reader(skipped, _time_limit(time_limit))
-        return reader
+        if not files:
+            return build_scan(table, plan_files=False, **options.scan_arguments())
+        return table._plans.planned(options.key(), options.filter,
+                                    lambda: build_scan(table, **options.scan_arguments()))
 
     def files_gone(self) -> None:
         """Note that a read found a file of this table gone: its listing is stale, and the next
@@ -252,6 +241,7 @@ class Table:
         dictionary_partitions: bool = False,
         limit: int | None = None,
         *,
+        dictionary_strings: bool = False,
         corrupt: CorruptMode = "error",
     ) -> pa.Table:
         """Like `scan`, collected into a `pyarrow.Table`.
@@ -265,7 +255,8 @@ class Table:
             table = self if attempt == 1 else self.current(reopen=True)
             try:
                 result = table.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit,
-                                    corrupt=corrupt, skipped=skipped).read_all()
+                                    dictionary_strings=dictionary_strings, corrupt=corrupt,
+                                    skipped=skipped).read_all()
             except FileGoneError:
                 if attempt == 2:
                     raise
@@ -283,20 +274,10 @@ class Table:
         include_meta: bool = False,
     ) -> pa.Table:
         """Latest values of the records written by commits in (`start`, `end`] (end: latest)."""
-        return build_scan(
-            self.current(), mode="snapshot", columns=columns, include_meta=include_meta, commit_range=(start, end)
-        ).reader().read_all()
+        return self.plan(ScanOptions(columns=columns, include_meta=include_meta, changes=(start, end))).reader().read_all()
 
 
 def _time_limit(value: float | TimeLimit | None) -> TimeLimit:
     if value is None:
         return NO_LIMIT
     return value if isinstance(value, TimeLimit) else TimeLimit.starting_now(float(value))
-
-
-def _hashable(parts: tuple[object, ...]) -> bool:
-    try:
-        hash(parts)
-    except TypeError:
-        return False
-    return True

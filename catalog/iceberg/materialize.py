@@ -20,11 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import shim
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
-from shim import storage
-from shim.plan.slices import FileSlice
+from shim import FileSlice, storage
 from shim.read.merged_slice import slice_merge_state
-from shim.read.request import PlannedScan
 from shim.schema import FIELD_ID_KEY
 from shim.write.parquet_settings import empty_dictionary_chunks
 
@@ -42,7 +41,7 @@ class WrittenFile:
     size: int
 
 
-def slice_digest(scan: PlannedScan, file_slice: FileSlice, touched: bytes) -> str:
+def slice_digest(scan: shim.Scan, file_slice: FileSlice, touched: bytes) -> str:
     """A name for what a slice reads as in this view: table, view, schema, the slice's files and
     `touched`, the completed instants that wrote its file group (a log block already in a file
     becomes visible when its instant completes)."""
@@ -59,7 +58,7 @@ POSITION_DELETE_SCHEMA = pa.schema([
 ])
 
 
-def write_slice(scan: PlannedScan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:
+def write_slice(scan: shim.Scan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:
     """The slice's rows as `folder/<digest>.parquet` (reused when already there)."""
     path = os.path.join(folder, f"{slice_digest(scan, file_slice, touched)}.parquet")
     target = file_schema_for_iceberg(scan.data_schema)
@@ -75,7 +74,7 @@ def write_slice(scan: PlannedScan, file_slice: FileSlice, touched: bytes, folder
     return _write(path, target, batches)
 
 
-def write_log_side(scan: PlannedScan, file_slice: FileSlice, touched: bytes, base_uri: str,
+def write_log_side(scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_uri: str,
                    folder: str) -> tuple[WrittenFile, WrittenFile]:
     """What the slice's logs change, for a base file read in place as `base_uri`: the standing
     log records (`<digest>-log.parquet`) and the position deletes of base rows that do not stand

@@ -52,7 +52,6 @@ from catalog.views import touch_keys
 from shim import storage
 from shim.errors import HudiShimError
 from shim.read.base_files import parquet_footer, read_file_schema
-from shim.read.request import PlannedScan, build_scan
 from shim.timeline.instant import instant_key
 
 FORMAT_VERSION = 2
@@ -93,7 +92,7 @@ class PublishedTable:
 class SnapshotFiles:
     """One commit of a view as an Iceberg snapshot: its scan, placements and files."""
 
-    scan: PlannedScan
+    scan: shim.Scan
     layout: Layout
     files: list[DataFile]
     written: int
@@ -145,8 +144,8 @@ class IcebergPublisher:
         last = self._last.get((name, view, readers))
         if last is not None and last[0] is table and storage.exists(_path_of(last[2].metadata_location)):
             return last[2]
-        latest = build_scan(table, mode=view)
-        scans = [build_scan(table, mode=view, as_of=instant)
+        latest = table.plan(shim.ScanOptions(mode=view))
+        scans = [table.plan(shim.ScanOptions(mode=view, as_of=instant))
                  for instant in history_instants(table, latest.read_instant, self.history)] + [latest]
         # What the answer depends on: the table, the commits read (a commit may change only the
         # schema, or make a log block already in a file visible), the schemas and the slices.
@@ -162,7 +161,7 @@ class IcebergPublisher:
         self._last[(name, view, readers)] = (table, key, result)
         return result
 
-    def _versions(self, handle: TableHandle, table: shim.Table, view: str, scans: list[PlannedScan],
+    def _versions(self, handle: TableHandle, table: shim.Table, view: str, scans: list[shim.Scan],
                   readers: Readers) -> Versions:
         """The files of every commit published (oldest first), placed under one name mapping."""
         # The views of exactly these scans: the latest is no time travel (an earlier write still
@@ -333,7 +332,7 @@ def _check_outside(folder: str, table_path: str, name: str) -> None:
             f"({table_path}); choose an --iceberg-dir outside the tables")
 
 
-def _data_files(scan: PlannedScan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],
+def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],
                 data_folder: str) -> tuple[list[DataFile], int]:
     """Every data and position delete file of the snapshot, and how many slices were written out."""
     files: list[DataFile] = []

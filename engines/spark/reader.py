@@ -33,12 +33,12 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
+import shim
+from shim import FileSlice
 from shim.errors import InvalidArgumentError
 from shim.filters.expr import Column, CompareOp, Comparison, Expr, InList, Literal, and_all
 from shim.filters.expr import IsNull as ExprIsNull
 from shim.filters.expr import Not as ExprNot
-from shim.plan.slices import FileSlice
-from shim.read.request import PlannedScan, build_scan
 from shim.table import Table, open_table
 from shim.write.option_values import text
 
@@ -94,14 +94,14 @@ def spark_schema(path: str, options: Mapping[str, str]) -> StructType:
 
 
 def _build(table: Table, read: ReadOptions, *, plan_files: bool, row_filter: Expr | None = None,
-           as_of: str | None = None) -> PlannedScan:
+           as_of: str | None = None) -> shim.Scan:
     if read.query_type == "incremental":
         assert read.begin is not None
-        return build_scan(table, include_meta=True, row_filter=row_filter, commit_range=(read.begin, read.end),
-                          plan_files=plan_files)
+        return table.plan(shim.ScanOptions(include_meta=True, filter=row_filter, changes=(read.begin, read.end)),
+                          files=plan_files)
     mode = "read_optimized" if read.query_type == "read_optimized" else "snapshot"
-    return build_scan(table, mode=mode, include_meta=True, row_filter=row_filter, as_of=as_of or read.as_of,
-                      plan_files=plan_files)
+    return table.plan(shim.ScanOptions(mode=mode, include_meta=True, filter=row_filter, as_of=as_of or read.as_of),
+                      files=plan_files)
 
 
 class SlicePartition(InputPartition):

@@ -13,13 +13,12 @@ import json
 import os
 import threading
 from dataclasses import asdict, dataclass
-from typing import Literal
 
 from shim.errors import CommittedDataError, InvalidArgumentError
 from shim.log.reader import LogFileContents
 from shim.read.committed import CommittedFiles
+from shim.scan_options import CorruptMode
 
-CorruptMode = Literal["error", "skip"]
 CORRUPT_MODES: tuple[CorruptMode, ...] = ("error", "skip")
 SKIPPED_BLOCKS_KEY = b"hudi-shim-skipped-blocks"
 """Schema metadata key (and stream batch metadata key) of the skipped-blocks report (JSON)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,12 +31,13 @@ from shim.read.schemas import PartitionValues, TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.read.timestamp_ranges import partition_ranges
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
+from shim.scan_options import ScanMode
 from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
+    from shim.read.file_schemas import FileSchema
     from shim.table import Table
 
-ScanMode = Literal["snapshot", "read_optimized"]
 
 _MODES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "read-optimized": "read_optimized", "ro": "read_optimized"}
 MIN_LIMITED_BATCH = 1024
@@ -48,7 +49,7 @@ MAX_BATCH_ROWS = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class PlannedScan:
-    """A checked scan: the schemas, the filter and the file slices it reads."""
+    """A checked scan: the schemas, the filter and the file slices it reads (public as `shim.Scan`)."""
 
     table: Table
     mode: ScanMode
@@ -84,6 +85,13 @@ class PlannedScan:
     def dictionaries(self) -> frozenset[str]:
         """Output columns returned dictionary-encoded."""
         return frozenset(f.name for f in self.output_schema if pa.types.is_dictionary(f.type))
+
+    def file_schemas(self) -> list[FileSchema]:
+        """For every base file and log data block this scan reads: the instant that wrote it, its
+        schema version, and how each table column maps onto its columns (the name-mapped view)."""
+        from shim.read.file_schemas import file_schemas
+
+        return file_schemas(self)
 
     def reader(self, skipped: SkippedBlocks | None = None, time_limit: TimeLimit = NO_LIMIT) -> pa.RecordBatchReader:
         """Stream the rows; corrupt log regions skipped are recorded in `skipped`; past

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-import catalog.views as views_module
 from catalog import Catalog, Settings
 from shim.errors import InvalidArgumentError
 from shim.timeline.instant import Action
@@ -80,13 +79,15 @@ def test_unknown_view_raises_invalid_argument(catalog):
 def counted(monkeypatch):
     """Records which file groups each resolution had to open."""
     resolved: list[set[str]] = []
-    original = views_module.file_schemas
+    from shim.read import file_schemas as file_schemas_module
+
+    original = file_schemas_module.file_schemas
 
     def spy(scan):
         resolved.append({s.file_id for s in scan.slices})
         return original(scan)
 
-    monkeypatch.setattr(views_module, "file_schemas", spy)
+    monkeypatch.setattr(file_schemas_module, "file_schemas", spy)
     return resolved
 
 

@@ -1,0 +1,89 @@
+"""`ScanOptions`: every option of a scan, in one place (Table.plan/scan/read, the catalog's scan
+requests, the HTTP client and the CLI take theirs from here)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+
+    from shim.filters import FilterLike
+
+ScanMode = Literal["snapshot", "read_optimized"]
+CorruptMode = Literal["error", "skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    """What a scan reads and how it returns it.
+
+    Attributes:
+        mode: "snapshot" merges log files onto base files; "read_optimized" reads base files only.
+        columns: columns to return, in this order (None: all data columns in table order).
+        filter: a SQL-like string (`"city = 'sf' AND fare > 10"`), an `Expr`,
+            `[(column, op, value), ...]` meaning their conjunction, or a
+            `pyarrow.compute.Expression` (as engines push them down).
+        as_of: read the table as of this instant (`yyyyMMddHHmmssSSS`, `yyyy-MM-dd[ HH:mm:ss]`).
+        include_meta: prepend Hudi's meta columns when `columns` is not given.
+        dictionary_partitions: return partition columns dictionary-encoded (their values repeat
+            per partition: cheaper to build, send and ingest; DuckDB sees VARCHAR).
+        limit: at most this many rows (a few rows are read in small batches, one file after
+            another, so a preview reads little).
+        dictionary_strings: return dictionary-encoded the partition columns and the string
+            columns that data files store as dictionaries (repeated values such as names and
+            codes), sparing their decoding; columns the filter or the merge compares stay plain.
+        corrupt: "error": a log block inside bytes a completed commit appended that cannot be
+            read raises `CommittedDataError` (file, offset, instant); "skip" goes on without it,
+            as Hudi does. Corrupt regions no commit wrote (the torn tail of a failed append) are
+            skipped either way.
+        changes: (start, end) for an incremental read: the latest values of the records written
+            by commits in (start, end] (end None: latest).
+    """
+
+    mode: str = "snapshot"
+    columns: Sequence[str] | None = None
+    filter: FilterLike | pc.Expression = None
+    as_of: str | None = None
+    include_meta: bool = False
+    dictionary_partitions: bool = False
+    limit: int | None = None
+    dictionary_strings: bool = False
+    corrupt: CorruptMode = "error"
+    changes: tuple[str, str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.columns is not None and not isinstance(self.columns, str | tuple):
+            object.__setattr__(self, "columns", tuple(self.columns))
+
+    def replace(self, **changes: Any) -> ScanOptions:
+        """A copy with the given options changed."""
+        return dataclasses.replace(self, **changes)
+
+    def key(self) -> tuple[Hashable, ...] | None:
+        """The options but the filter, as a cache key (None when one of them is not hashable)."""
+        parts = tuple(getattr(self, name) for name in NAMES if name != "filter")
+        try:
+            hash(parts)
+        except TypeError:
+            return None
+        return parts
+
+    def scan_arguments(self) -> dict[str, Any]:
+        """Keyword arguments of `shim.read.request.build_scan`."""
+        return {"mode": self.mode, "columns": self.columns, "row_filter": self.filter, "as_of": self.as_of,
+                "include_meta": self.include_meta, "dictionary_partitions": self.dictionary_partitions,
+                "limit": self.limit, "dictionary_strings": self.dictionary_strings, "corrupt": self.corrupt,
+                "commit_range": self.changes}
+
+    def non_defaults(self) -> dict[str, Any]:
+        """The options set to other values than their defaults, by name."""
+        return {name: getattr(self, name) for name in NAMES if getattr(self, name) != _DEFAULTS[name]}
+
+
+NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScanOptions))
+"""The option names, in declaration order."""
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ScanOptions)}
