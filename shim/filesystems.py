@@ -128,6 +128,17 @@ def register(location: str, storage_options: Mapping[str, object]) -> None:
         _REGISTRY.register(location, storage_options)
 
 
+STORAGE_OPTION_PREFIX = "storage."
+"""Spark data source options under this prefix are storage options (`storage.aws_region`)."""
+
+
+def split_storage_options(options: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the other options, the storage options without their `storage.` prefix)."""
+    rest = {k: v for k, v in options.items() if not k.startswith(STORAGE_OPTION_PREFIX)}
+    given = {k[len(STORAGE_OPTION_PREFIX):]: v for k, v in options.items() if k.startswith(STORAGE_OPTION_PREFIX)}
+    return rest, given
+
+
 def storage_options_for(location: str) -> dict[str, str]:
     """The options registered for `location` (or a parent of it); {} when none or local."""
     return _REGISTRY.options_for(location) if is_remote(location) else {}

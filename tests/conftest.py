@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from engines.s3server import CLIENT_ENVIRONMENT, S3Server, start_s3proxy
+
 REPO = Path(__file__).resolve().parent.parent
+# The AWS SDK clients of the tests (pyarrow's, in this process and in Spark's Python workers,
+# which inherit this environment) talk only to s3proxy, which takes no streamed checksums.
+os.environ.update(CLIENT_ENVIRONMENT)
 
 
 def shared_tables_dir() -> Path | None:
@@ -41,3 +47,14 @@ def shared_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         [table] = [p.parent.parent for p in target.glob("*/.hoodie/hoodie.properties") if "__MACOSX" not in str(p)]
         tables[archive.stem] = table
     return tables
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3-compatible server: s3proxy on a free port of 127.0.0.1, with a bucket `lake`."""
+    server = start_s3proxy(tmp_path_factory.mktemp("s3proxy"))
+    try:
+        server.create_bucket("lake")
+        yield server
+    finally:
+        server.stop()

@@ -19,6 +19,8 @@ import pyarrow as pa
 
 from shim import storage
 from shim.errors import WriteError
+from shim.filesystems import register as register_storage_options
+from shim.filesystems import split_storage_options
 from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.services.after_commit import run_table_services
@@ -59,6 +61,12 @@ class WritePlan:
     schema_on_read: bool
     pending_compactions: Mapping[tuple[str, str], str] = field(default_factory=dict)
     replace_all: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+
+    def use_storage(self) -> None:
+        """Make this process reach the table's store with the write's storage options (a task
+        on another machine gets them with the plan)."""
+        register_storage_options(self.table_path, self.storage_options)
 
     @property
     def instant(self) -> str:
@@ -93,6 +101,8 @@ def plan_write(
         SchemaEvolutionError: the data's columns cannot be reconciled with the table's.
     """
     table_path = storage.resolve_table_path(location)
+    options, storage_options = split_storage_options(options)
+    register_storage_options(table_path, storage_options)
     config = read_table_config(table_path)
     opts = WriteOptions.parse(options, tuple(incoming.names), config)
     if opts.drop_partition_columns:  # the table's schema leaves them out, as its files do
@@ -107,7 +117,7 @@ def plan_write(
         inflight=inflight_metadata(operation=opts.operation.metadata_name),
     )
     try:
-        return _plan(table_path, config, opts, txn, incoming)
+        return dataclasses.replace(_plan(table_path, config, opts, txn, incoming), storage_options=storage_options)
     except BaseException:
         abandon(txn)
         raise
@@ -197,6 +207,7 @@ def pending_compactions(table: Table) -> dict[tuple[str, str], str]:
 
 def commit_write(plan: WritePlan) -> CommitRecord:
     """Complete the instant with what the tasks wrote (driver side; metadata only)."""
+    plan.use_storage()
     ensure_pending(plan.txn, plan.config)
     states = all_states(plan.table_path, plan.instant)
     remove_unlisted_files(plan.table_path, plan.instant, states)
@@ -248,4 +259,5 @@ def commit_extra_metadata(plan: WritePlan) -> dict[str, str]:
 
 def abort_write(plan: WritePlan) -> None:
     """The job failed: stop the heartbeat; the next writer rolls the instant back."""
+    plan.use_storage()
     abandon(plan.txn)

@@ -81,6 +81,7 @@ class TaskReport:
 def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInfo | None = None) -> TaskReport:
     """Write one task's rows. Raises WriteError when the instant was rolled back meanwhile."""
     task = task or TaskInfo()
+    plan.use_storage()
     with HandOverTurn(state_folder(plan.table_path, plan.instant), task.partition_id) as turn:
         collected = [b for b in batches if b.num_rows]
         if not collected:
@@ -101,6 +102,7 @@ class TaskWrite:
 
     def __init__(self, plan: WritePlan, batches: list[pa.RecordBatch], task: TaskInfo) -> None:
         self.task = task
+        plan.use_storage()
         self.writer = _GroupWriter(plan, task)
         self.deleting = plan.operation is Operation.DELETE_PARTITION
         if self.deleting:  # the rows only name partitions: nothing of them is written
