@@ -15,7 +15,9 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from shim import storage
 from shim.errors import InvalidArgumentError, TableNotFoundError
+from shim.filesystems import is_remote, normalize
 from shim.properties import find_config_file
 
 log = logging.getLogger(__name__)
@@ -125,7 +127,7 @@ class Registry:
             TableNotFoundError: `path` holds no Hudi table.
             InvalidArgumentError: the name is invalid, or taken by another folder.
         """
-        folder = os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+        folder = table_location(path)
         if not is_table_folder(folder):
             raise TableNotFoundError(f"no Hudi table at {folder}: .hoodie/hoodie.properties does not exist",
                                      path=folder)
@@ -155,12 +157,12 @@ class Registry:
         Hidden folders and symbolic links are not followed; a table's own folders are not searched.
         Returns the tables found, in name order.
         """
-        root = os.path.realpath(os.path.abspath(os.path.expanduser(warehouse)))
-        if not os.path.isdir(root):
+        root = table_location(warehouse)
+        if not storage.is_dir(root):
             raise TableNotFoundError(f"warehouse folder {root} does not exist", path=root)
         found: dict[str, str] = {}
         for folder in _table_folders(root, max_depth):
-            name = name_for_folder(os.path.relpath(folder, root)) if folder != root else name_for_folder(
+            name = name_for_folder(folder.removeprefix(root + "/")) if folder != root else name_for_folder(
                 os.path.basename(root))
             if name in found:
                 log.warning("table %s not registered: its name %r is taken by %s", folder, name, found[name])
@@ -168,7 +170,7 @@ class Registry:
             found[name] = folder
         registered: list[RegisteredTable] = []
         for entry in self.tables():
-            inside = entry.path == root or entry.path.startswith(root + os.sep)
+            inside = entry.path == root or entry.path.startswith(root + "/")
             if entry.origin == DISCOVERED and inside and found.get(entry.name) != entry.path:
                 self.unregister(entry.name)
         for name, folder in sorted(found.items()):
@@ -187,13 +189,21 @@ def _table_folders(root: str, max_depth: int) -> Iterator[str]:
     while pending:
         folder, depth = pending.pop()
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            entries = sorted(storage.list_files(folder), key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            if entry.name.startswith(".") or entry.is_file or storage.is_link(entry.path):
                 continue
             if is_table_folder(entry.path):
                 yield entry.path
             elif depth + 1 < max_depth:
                 pending.append((entry.path, depth + 1))
+
+
+def table_location(path: str) -> str:
+    """A table's or warehouse's location as the registry keeps it: the real absolute path of a
+    local folder, the normalized URI of one on an object store."""
+    if is_remote(path):
+        return normalize(path)
+    return os.path.realpath(os.path.abspath(os.path.expanduser(path)))

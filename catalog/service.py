@@ -20,6 +20,7 @@ from catalog.settings import Settings
 from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
 from shim.errors import InvalidArgumentError, TableNotFoundError
+from shim.filesystems import register as register_storage_options
 from shim.read.damage import SkippedBlocks
 from shim.read.time_limit import TimeLimit
 from shim.scan_options import ScanOptions
@@ -64,6 +65,9 @@ class Catalog:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        for location in (settings.warehouse, *(spec.partition("=")[2] or spec for spec in settings.tables)):
+            if location:  # tables on an object store are reached with the catalog's storage options
+                register_storage_options(location, settings.storage_options)
         self.registry = Registry(settings.registry_location())
         self.views = ViewCache(settings.cache_slices)
         self.limits = StreamLimits(settings.max_scan_rows, settings.max_scan_bytes, settings.max_scan_seconds,

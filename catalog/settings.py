@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from os.path import join
 
 from shim.errors import InvalidArgumentError
+from shim.filesystems import is_remote, normalize
+from shim.storage import resolve_table_path as location_of
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -21,7 +26,10 @@ class Settings:
     """What the catalog serves and how.
 
     Attributes:
-        warehouse: folder searched for tables (folders holding `.hoodie/hoodie.properties`).
+        warehouse: folder searched for tables (folders holding `.hoodie/hoodie.properties`): a
+            local path or an object store's URI (`s3://bucket/prefix`).
+        storage_options: credentials, region, endpoint of the warehouse's object store (see
+            `shim.filesystems`; default: the `AWS_*` environment). Never logged.
         tables: table folders registered explicitly, as `PATH` or `NAME=PATH`.
         catalog_db: SQLite file of the table registry; default `<warehouse>/.hudi-shim/catalog.sqlite`,
             or in memory when there is no warehouse. `":memory:"` keeps it in memory.
@@ -57,6 +65,7 @@ class Settings:
 
     warehouse: str | None = None
     tables: tuple[str, ...] = ()
+    storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
     catalog_db: str | None = None
     token: str | None = None
     host: str = DEFAULT_HOST
@@ -112,9 +121,14 @@ class Settings:
         object.__setattr__(self, "tables", tuple(self.tables))
 
     def registry_location(self) -> str:
-        """The SQLite file the registry uses (or `":memory:"`)."""
+        """The SQLite file the registry uses (or `":memory:"`); for a warehouse on an object store a
+        local file named after it under `~/.cache/hudi-shim/catalogs` (SQLite needs a local file)."""
         if self.catalog_db:
             return self.catalog_db
+        if self.warehouse and is_remote(self.warehouse):
+            digest = hashlib.sha256(normalize(self.warehouse).encode()).hexdigest()[:16]
+            cache = os.environ.get("HUDI_SHIM_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hudi-shim")
+            return os.path.join(cache, "catalogs", digest, WAREHOUSE_DB.rsplit("/", 1)[-1])
         if self.warehouse:
             return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_DB)
         return MEMORY
@@ -122,9 +136,9 @@ class Settings:
     def iceberg_location(self) -> str | None:
         """The folder of published Iceberg metadata (None: a temporary one, chosen when serving)."""
         if self.iceberg_dir:
-            return os.path.abspath(os.path.expanduser(self.iceberg_dir))
+            return location_of(self.iceberg_dir)
         if self.warehouse:
-            return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_ICEBERG)
+            return join(location_of(self.warehouse), WAREHOUSE_ICEBERG)
         return None
 
     def hadoop_catalog_location(self) -> str | None:

@@ -56,7 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     inspect.set_defaults(run=_inspect)
 
     serve = commands.add_parser("serve", help="serve the catalog and the HTTP scan API")
-    serve.add_argument("--warehouse", help="folder searched for tables")
+    serve.add_argument("--warehouse", help="folder searched for tables: a path or s3://bucket/prefix")
+    serve.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option of the warehouse's object store (aws_region, aws_endpoint_url...; "
+                            "repeatable). Give keys through AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, not here: "
+                            "arguments show in ps")
     serve.add_argument("--table", action="append", default=[], metavar="[NAME=]PATH",
                        help="register a table folder (repeatable)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
@@ -179,7 +183,15 @@ def _serve(args: argparse.Namespace) -> int:
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",
               file=sys.stderr)
+    storage_options = {}
+    for option in args.storage_option:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            print(f"hudi-shim: error: --storage-option wants KEY=VALUE, got {option!r}", file=sys.stderr)
+            return 2
+        storage_options[key] = value
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
+                        storage_options=storage_options,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
                         catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)
     return run(settings)

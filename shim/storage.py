@@ -156,6 +156,11 @@ def is_file(path: str) -> bool:
     return os.path.isfile(path)
 
 
+def is_link(path: str) -> bool:
+    """Whether `path` is a symbolic link (never, on an object store)."""
+    return not is_remote(path) and os.path.islink(path)
+
+
 def is_dir(path: str) -> bool:
     """Whether `path` is a folder (on an object store: a prefix holding objects)."""
     if is_remote(path):
