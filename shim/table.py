@@ -23,8 +23,9 @@ from shim.read.file_schemas import FileSchema
 from shim.read.plan_cache import PlanCache
 from shim.read.request import FilterLike, build_scan
 from shim.read.request import PlannedScan as Scan
-from shim.read.schemas import TableSchemas, table_schemas_as_of
+from shim.read.schemas import table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
+from shim.read.table_schemas import TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.scan_options import ScanMode, ScanOptions
 from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline

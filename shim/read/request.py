@@ -27,7 +27,7 @@ from shim.read.partition_fill import (
 from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
-from shim.read.schemas import PartitionValues, TableSchemas
+from shim.read.table_schemas import PartitionValues, TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.read.timestamp_ranges import partition_ranges
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
@@ -36,7 +36,7 @@ from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
     from shim.read.file_schemas import FileSchema
-    from shim.table import Table
+    from shim.read.snapshot import TableSnapshot
 
 
 _MODES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "read-optimized": "read_optimized", "ro": "read_optimized"}
@@ -51,7 +51,7 @@ MAX_BATCH_ROWS = 1 << 20
 class PlannedScan:
     """A checked scan: the schemas, the filter and the file slices it reads (public as `shim.Scan`)."""
 
-    table: Table
+    table: TableSnapshot
     mode: ScanMode
     read_instant: str | None
     schemas: TableSchemas
@@ -125,7 +125,7 @@ class PlannedScan:
 
 
 def build_scan(
-    table: Table,
+    table: TableSnapshot,
     *,
     mode: str = "snapshot",
     columns: Sequence[str] | None = None,
@@ -275,7 +275,7 @@ def _bind_filter(row_filter: FilterLike | pc.Expression, schema: pa.Schema) -> R
 
 
 def _pruned_partitions(
-    table: Table, schemas: TableSchemas, row_filter: RowFilter | None, read_instant: str
+    table: TableSnapshot, schemas: TableSchemas, row_filter: RowFilter | None, read_instant: str
 ) -> tuple[list[str], RowFilter | None]:
     """Partitions that may hold matching rows, and the filter left to apply to their rows.
 
@@ -296,7 +296,7 @@ def _pruned_partitions(
     return chosen, row_filter.without_terms_true_in(certain)
 
 
-def _partition_values(table: Table, schemas: TableSchemas, partition: str) -> PartitionValues:
+def _partition_values(table: TableSnapshot, schemas: TableSchemas, partition: str) -> PartitionValues:
     """The partition's typed path values, computed once per table schema."""
     cached = schemas.partition_values.get(partition)
     if cached is not None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -15,6 +13,7 @@ from shim.read.base_files import read_file_schema
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import SchemaResolver
 from shim.read.resolvers import IdResolver, NameMatchingResolver
+from shim.read.table_schemas import TableSchemas
 from shim.schema import (
     META_FIELD_NAMES,
     META_FIELDS,
@@ -28,56 +27,10 @@ from shim.schema import (
 from shim.schema.types import STRING
 
 if TYPE_CHECKING:
-    from shim.table import Table
+    from shim.read.snapshot import TableSnapshot
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionValues:
-    """A partition's column values as its path spells them: all that could be typed, and those
-    the path spells exactly (what every row of the partition holds)."""
-
-    typed: Mapping[str, object] | None
-    exact: Mapping[str, object] | None
-
-
-@dataclass(frozen=True, slots=True)
-class TableSchemas:
-    """Schemas of one read.
-
-    Attributes:
-        internal: the table's InternalSchema at the read instant, meta columns included.
-        full_schema: `internal` as Arrow (meta columns first; column ids in field metadata).
-        data_schema: `full_schema` without meta columns.
-        resolver: per-file plans onto `internal`.
-        schema_on_read: whether files are matched by column id.
-        partition_values: per partition path, its typed column values (filled by scans as they
-            prune partitions; None: the path does not spell them).
-        stored: the InternalSchema as the table records it (`internal` without the partition
-            columns readers add back to tables that drop them from files); None: the same.
-    """
-
-    internal: InternalSchema
-    full_schema: pa.Schema
-    data_schema: pa.Schema
-    resolver: SchemaResolver
-    schema_on_read: bool
-    history: tuple[InternalSchema, ...] = ()
-    partition_values: dict[str, PartitionValues] = field(default_factory=dict, compare=False)
-    stored: InternalSchema | None = None
-
-    def current_name(self, name: str) -> str | None:
-        """The column's name now, found by id when it was renamed (key and ordering fields are
-        recorded by name in the table config)."""
-        if self.internal.find_field_by_name(name) is not None:
-            return name
-        for old in self.history:
-            field = old.find_field_by_name(name)
-            if field is not None:
-                return self.internal.find_full_name(field.id)
-        return None
-
-
-def table_schemas_as_of(table: Table, read_instant: str | None) -> TableSchemas:
+def table_schemas_as_of(table: TableSnapshot, read_instant: str | None) -> TableSchemas:
     """Schema of the table as of the read instant.
 
     Schema-on-read tables use the InternalSchema of the newest commit (ids, renames, drops);
@@ -132,7 +85,7 @@ def _with_meta(internal: InternalSchema) -> InternalSchema:
     return InternalSchema(record, internal.version_id, internal.max_column_id)
 
 
-def _schema_from_any_base_file(table: Table, read_instant: str | None) -> pa.Schema:
+def _schema_from_any_base_file(table: TableSnapshot, read_instant: str | None) -> pa.Schema:
     from shim.plan.slices import file_slices_as_of
 
     if read_instant is None:

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import singledispatch
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from shim.schema.types import ArrayType, Field, MapType, PrimitiveType, RecordType, Type
 
-if TYPE_CHECKING:
-    from shim.schema.internal_schema import InternalSchema
+
+
+class SchemaTree(Protocol):
+    """What the visitor needs of an `InternalSchema` (its root record), so this module does not
+    import the schema class that builds its indexes with it."""
+
+    @property
+    def record(self) -> RecordType: ...
 
 T = TypeVar("T")
 P = TypeVar("P")
@@ -48,7 +54,7 @@ class SchemaVisitor(ABC, Generic[T]):
     def after_value(self, value: Field) -> None:
         """Called after a map value is visited."""
 
-    def schema(self, schema: InternalSchema, record_result: T) -> T:
+    def schema(self, schema: SchemaTree, record_result: T) -> T:
         """Result for the whole schema; defaults to the root record's result."""
         return record_result
 
@@ -76,9 +82,7 @@ class SchemaVisitor(ABC, Generic[T]):
 @singledispatch
 def visit(obj: Any, visitor: SchemaVisitor[T]) -> T:
     """Walk an InternalSchema or a type with `visitor`, post-order."""
-    from shim.schema.internal_schema import InternalSchema
-
-    if isinstance(obj, InternalSchema):
+    if isinstance(getattr(obj, "record", None), RecordType):  # an InternalSchema
         return visitor.schema(obj, visit(obj.record, visitor))
     if isinstance(obj, PrimitiveType):
         return visitor.primitive(obj)
@@ -300,23 +304,23 @@ class _IndexVisitor(_PathVisitor):
         self._add(map_type.value_field)
 
 
-def _index(obj: InternalSchema | Type) -> _IndexVisitor:
+def _index(obj: SchemaTree | Type) -> _IndexVisitor:
     visitor = _IndexVisitor()
     visit(obj, visitor)
     return visitor
 
 
-def index_by_id(obj: InternalSchema | Type) -> dict[int, Field]:
+def index_by_id(obj: SchemaTree | Type) -> dict[int, Field]:
     """Every field below `obj` by id; list elements and map keys/values are Fields too."""
     return _index(obj).by_id
 
 
-def index_name_by_id(obj: InternalSchema | Type) -> dict[int, str]:
+def index_name_by_id(obj: SchemaTree | Type) -> dict[int, str]:
     """Dotted full name of every id: `a.b`, `arr.element.x`, `m.key`, `m.value`."""
     return _index(obj).name_by_id
 
 
-def index_by_name(obj: InternalSchema | Type) -> dict[str, int]:
+def index_by_name(obj: SchemaTree | Type) -> dict[str, int]:
     """Id of every dotted full name (the inverse of `index_name_by_id`)."""
     return {name: field_id for field_id, name in _index(obj).name_by_id.items()}
 
@@ -338,6 +342,6 @@ class _MaxIdVisitor(SchemaVisitor[int]):
         return -1
 
 
-def max_id(obj: InternalSchema | Type) -> int:
+def max_id(obj: SchemaTree | Type) -> int:
     """The largest id anywhere below `obj`, or -1 when it has none."""
     return visit(obj, _MaxIdVisitor())

@@ -1,0 +1,47 @@
+"""`TableSnapshot`: what reading needs of a table (its path, config, timeline, listing, schema
+history and caches), so `shim.read` does not depend on `shim.table.Table`, which implements it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from shim.plan.listing import TableListing
+    from shim.properties import TableConfig
+    from shim.read.cache import ByteBoundedCache
+    from shim.read.committed import CommittedFiles
+    from shim.read.table_schemas import TableSchemas
+    from shim.timeline.schemas import SchemaHistory
+    from shim.timeline.timeline import Timeline
+
+
+class TableSnapshot(Protocol):
+    """A table as loaded at one moment."""
+
+    path: str
+    config: TableConfig
+    listing: TableListing
+    committed: CommittedFiles
+    slice_cache: ByteBoundedCache[Any]
+
+    @property
+    def active_timeline(self) -> Timeline:
+        """The timeline loaded with this snapshot."""
+        ...
+
+    @property
+    def schema_history(self) -> SchemaHistory:
+        """The table's schema versions (schema-on-read)."""
+        ...
+
+    def schemas_as_of(self, read_instant: str | None) -> TableSchemas:
+        """The schemas of a read as of `read_instant` (remembered per instant)."""
+        ...
+
+    def reaching(self, instant: str | None) -> TableSnapshot:
+        """This snapshot, or one that also holds the archived timeline when `instant` is archived."""
+        ...
+
+    def files_gone(self) -> None:
+        """Note that a read found a planned file gone (the next read lists files again)."""
+        ...

@@ -1,0 +1,70 @@
+"""The import graph: no module imports itself through others, and imports flow one way,
+shim <- catalog <- engines (lazy imports inside functions count; `if TYPE_CHECKING:` ones do not)."""
+
+from __future__ import annotations
+
+import grimp
+import pytest
+
+PACKAGES = ("shim", "catalog", "engines")
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph(*PACKAGES, exclude_type_checking_imports=True, cache_dir=None)
+
+
+def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(imports):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(imports[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(imports[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_module_imports_itself_through_others(graph):
+    imports = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    assert _cycles(imports) == []
+
+
+@pytest.mark.parametrize(("lower", "upper"), [("shim", "catalog"), ("shim", "engines"), ("catalog", "engines")])
+def test_imports_flow_one_way(graph, lower, upper):
+    assert not graph.chain_exists(importer=lower, imported=upper, as_packages=True)
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
