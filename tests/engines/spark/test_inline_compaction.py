@@ -10,7 +10,7 @@ import pytest
 from writekit import hudi_rs_rows, latest_rows, shim_rows, write
 
 from engines.spark import compact, schedule_compaction
-from engines.spark import compaction as compaction_module
+from shim.services import compaction as compaction_module
 from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import read_table_config
 from shim.services.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy, compaction_due
