@@ -35,10 +35,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import shim
-from shim.partition_scheme import PartitionScheme, scheme_of_table
+from shim.keys.partition_scheme import PartitionScheme, scheme_of_table
+from shim.keys.timestamp_keygen import TimestampPartitioning
 from shim.properties import TableType
 from shim.timeline.instant import Action
-from shim.timestamp_keygen import TimestampPartitioning
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
 from shim.write.data_files import avro_record_schema, write_base_file

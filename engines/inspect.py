@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shim import Table
 from shim.errors import HudiShimError
-from shim.partition_scheme import scheme_of_table
+from shim.keys.partition_scheme import scheme_of_table
 from shim.properties import TableConfig
 from shim.timeline.instant import instant_key
 

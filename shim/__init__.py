@@ -30,7 +30,7 @@ from shim.errors import (
 from shim.scan_options import ScanOptions
 
 if TYPE_CHECKING:
-    from shim.plan.slices import FileSlice
+    from shim.layout.slices import FileSlice
     from shim.read.file_schemas import ColumnMapping, FileSchema
     from shim.read.request import PlannedScan as Scan
     from shim.table import Table, open_table
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(table, name)
     if name == "FileSlice":
-        from shim.plan.slices import FileSlice
+        from shim.layout.slices import FileSlice
 
         return FileSlice
     if name == "Scan":

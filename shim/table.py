@@ -12,9 +12,9 @@ from shim import storage
 from shim.errors import FileGoneError, TableNotFoundError
 from shim.filesystems import is_remote
 from shim.filesystems import register as register_storage_options
+from shim.layout.listing import TableListing
+from shim.layout.slices import FileSlice
 from shim.object_store import bucket_exists
-from shim.plan.listing import TableListing
-from shim.plan.slices import FileSlice
 from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
 from shim.read.committed import CommittedFiles

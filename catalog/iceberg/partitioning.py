@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from catalog.iceberg.metrics import single_value
 from catalog.iceberg.types import iceberg_id, primitive_name
-from shim.plan.partitions import partition_values
+from shim.layout.partitions import partition_values
 from shim.properties import TableConfig
 from shim.read.partition_fill import exact_from_path, typed_partition_values
 

@@ -19,8 +19,8 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from shim import storage
 from shim.errors import InvalidArgumentError
-from shim.keygen import key_columns, record_keys
-from shim.partition_scheme import PartitionScheme
+from shim.keys.keygen import key_columns, record_keys
+from shim.keys.partition_scheme import PartitionScheme
 from shim.properties import read_table_config
 from shim.write.bucket import bucket_ids
 from shim.write.options import (

@@ -37,7 +37,7 @@ import pyarrow as pa
 import shim
 from engines.trino.distribution import DISTRIBUTIONS
 from shim.errors import UnsupportedFeatureError
-from shim.plan.partitions import list_partitions, partition_values
+from shim.layout.partitions import list_partitions, partition_values
 
 INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
 REALTIME_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"

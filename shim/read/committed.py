@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from shim.errors import CommittedDataError
 from shim.files import BaseFile, LogFile, parse_base_file, parse_log_file
-from shim.plan.slices import FileGroupFiles, FileSlice, latest_file_slice
+from shim.layout.slices import FileGroupFiles, FileSlice, latest_file_slice
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.timeline import Timeline
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from shim.layout.slices import FileSlice
 from shim.log.blocks import BlockType
 from shim.log.reader import data_block_schema
-from shim.plan.slices import FileSlice
 from shim.read.base_files import read_file_schema
 from shim.read.log_blocks import visible_blocks
 from shim.read.partition_fill import PartitionFillingResolver

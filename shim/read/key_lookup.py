@@ -19,7 +19,7 @@ from shim import storage
 from shim.bloom import BLOOM_FILTER_KEY, DYNAMIC_V0, TYPE_CODE_KEY, DynamicBloomFilter
 from shim.filters import Expr, conjuncts
 from shim.filters.expr import CompareOp, Comparison, InList
-from shim.plan.table_schema import META_COLUMNS
+from shim.layout.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.read.base_files import parquet_footer
 from shim.read.cache import ByteBoundedCache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from shim.errors import CorruptFileError
-from shim.keygen import record_keys as build_keys
+from shim.keys.keygen import record_keys as build_keys
 from shim.read.merge_keys import RECORD_KEY, MergeSpec
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from shim.layout.table_schema import OPERATION_COLUMN
 from shim.log.blocks import BlockType
 from shim.log.delete import decode_delete_block
 from shim.log.reader import data_block_schema, decode_data_block
-from shim.plan.table_schema import OPERATION_COLUMN
 from shim.read.keys import record_keys
 from shim.read.log_blocks import VisibleBlock
 from shim.read.merge import EventKind, LogEvents

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from shim.errors import InvalidTableError, UnsupportedFeatureError
-from shim.plan.table_schema import IS_DELETED_COLUMN, OPERATION_COLUMN
+from shim.layout.table_schema import IS_DELETED_COLUMN, OPERATION_COLUMN
 from shim.properties import PARTIAL_UPDATE_MODE, TableConfig
 
 RECORD_KEY = "_hoodie_record_key"

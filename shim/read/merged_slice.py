@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from shim.errors import CorruptFileError
-from shim.plan.slices import FileSlice
+from shim.layout.slices import FileSlice
 from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
 from shim.read.damage import SkippedBlocks
 from shim.read.key_lookup import files_with_any

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from shim.errors import UnsupportedFeatureError
-from shim.plan.partitions import partition_values
+from shim.layout.partitions import partition_values
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
 from shim.read.plan import FilePlan, SchemaResolver

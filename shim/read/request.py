@@ -11,9 +11,9 @@ import pyarrow.compute as pc
 
 from shim.errors import ColumnNotFoundError, HudiShimError, InvalidArgumentError
 from shim.filters import FilterLike, to_expr
-from shim.plan.partitions import partition_values
-from shim.plan.slices import FileSlice, file_slices_as_of
-from shim.plan.table_schema import META_COLUMNS
+from shim.layout.partitions import partition_values
+from shim.layout.slices import FileSlice, file_slices_as_of
+from shim.layout.table_schema import META_COLUMNS
 from shim.read.base_files import BATCH_SIZE, dictionary_columns
 from shim.read.damage import CorruptMode, SkippedBlocks, corrupt_mode
 from shim.read.key_lookup import pinned_keys

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from shim.plan.table_schema import OPERATION_COLUMN
+from shim.layout.table_schema import OPERATION_COLUMN
 from shim.read.plan import FilePlan
 from shim.schema import InternalSchema, ReadPlan, apply, assign_ids_by_name, internal_from_arrow, resolve
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim.errors import FileGoneError
-from shim.plan.slices import FileSlice
+from shim.layout.slices import FileSlice
 from shim.read.base_files import BATCH_SIZE, read_file_schema, scan_parquet
 from shim.read.executor import Producer, run_parallel
 from shim.read.key_lookup import files_with_any

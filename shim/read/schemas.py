@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from shim.errors import InvalidTableError
-from shim.plan.table_schema import avro_schema_as_of, strip_meta
+from shim.layout.table_schema import avro_schema_as_of, strip_meta
 from shim.properties import TableConfig
 from shim.read.base_files import read_file_schema
 from shim.read.partition_fill import PartitionFillingResolver
@@ -86,7 +86,7 @@ def _with_meta(internal: InternalSchema) -> InternalSchema:
 
 
 def _schema_from_any_base_file(table: TableSnapshot, read_instant: str | None) -> pa.Schema:
-    from shim.plan.slices import file_slices_as_of
+    from shim.layout.slices import file_slices_as_of
 
     if read_instant is None:
         return pa.schema([])

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from shim.plan.slices import FileSlice
+from shim.layout.slices import FileSlice
 from shim.read.damage import LogDamage, SkippedBlocks
 from shim.read.keys import record_keys
 from shim.read.log_blocks import visible_blocks

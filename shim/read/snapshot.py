@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from shim.plan.listing import TableListing
+    from shim.layout.listing import TableListing
     from shim.properties import TableConfig
     from shim.read.cache import ByteBoundedCache
     from shim.read.committed import CommittedFiles

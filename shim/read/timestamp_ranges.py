@@ -18,12 +18,12 @@ from urllib.parse import unquote
 import numpy as np
 import pyarrow as pa
 
-from shim.datetime_format import DatePattern, default_zone, fixed_offset_ms, utc_offsets
 from shim.errors import HudiShimError
 from shim.filters.partition import ValueRange
-from shim.partition_scheme import PartitionScheme, scheme_of_table
+from shim.keys.datetime_format import DatePattern, default_zone, fixed_offset_ms, utc_offsets
+from shim.keys.partition_scheme import PartitionScheme, scheme_of_table
+from shim.keys.timestamp_keygen import UNIT_MS
 from shim.properties import TableConfig
-from shim.timestamp_keygen import UNIT_MS
 
 _DAY_MS = 86_400_000
 _HOUR_MS = 3_600_000

@@ -29,8 +29,8 @@ from typing import Any
 
 from shim import storage
 from shim.errors import InvalidArgumentError
-from shim.plan.partitions import list_partitions
-from shim.plan.slices import FileGroupFiles, list_file_groups
+from shim.layout.partitions import list_partitions
+from shim.layout.slices import FileGroupFiles, list_file_groups
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.timeline import Timeline
 

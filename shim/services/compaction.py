@@ -30,8 +30,8 @@ import pyarrow as pa
 from shim import storage
 from shim.errors import TableNotFoundError, UnsupportedFeatureError, WriteError
 from shim.files import base_file_name
-from shim.plan.slices import FileSlice
-from shim.plan.table_schema import META_COLUMNS
+from shim.layout.slices import FileSlice
+from shim.layout.table_schema import META_COLUMNS
 from shim.properties import TableConfig, read_table_config
 from shim.read.request import build_scan
 from shim.schema import InternalSchema, schema_from_json, schema_to_json

@@ -22,11 +22,11 @@ from shim.bloom import (
     extended_bloom_filter,
 )
 from shim.files import base_file_name, log_file_name, parse_log_file
-from shim.keygen import key_columns, record_keys
+from shim.keys.keygen import key_columns, record_keys
+from shim.keys.partition_scheme import scheme_of_table
+from shim.layout.table_schema import META_COLUMNS
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_avro_data_block, encode_delete_block, write_log_file
-from shim.partition_scheme import scheme_of_table
-from shim.plan.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.schema.arrow import has_field_ids, without_field_ids
 from shim.storage import join, list_names

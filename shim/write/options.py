@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
-from shim.partition_scheme import PartitionScheme
+from shim.keys.partition_scheme import PartitionScheme
 from shim.properties import TableConfig, TableType
 from shim.services.archive_plan import ArchiveSettings
 from shim.services.clean_plan import CleanSettings

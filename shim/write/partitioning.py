@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
-from shim.partition_scheme import (
+from shim.keys.partition_scheme import (
     KEYGEN_PACKAGE,
     PARTITION_PATH_OPTION,
     SPELLING_KINDS,
@@ -18,8 +18,8 @@ from shim.partition_scheme import (
     parse_partition_fields,
     scheme_of_table,
 )
+from shim.keys.timestamp_keygen import PERSISTED, option, persisted_properties
 from shim.properties import TableConfig
-from shim.timestamp_keygen import PERSISTED, option, persisted_properties
 
 KEYGEN_CLASS = "hoodie.datasource.write.keygenerator.class"
 KEYGEN_TYPE = "hoodie.datasource.write.keygenerator.type"  # the class's short name, as Hudi also takes it

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim.errors import WriteError
-from shim.keygen import key_columns, record_keys
+from shim.keys.keygen import key_columns, record_keys
 from shim.schema import InternalSchema
 from shim.write.bucket import bucket_ids
 from shim.write.options import Operation, WriteOptions

@@ -30,10 +30,10 @@ from shim import storage
 from shim.bloom import BLOOM_FILTER_KEY
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
+from shim.layout.slices import FileSlice, file_slices_as_of
+from shim.layout.table_schema import META_COLUMNS
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_delete_block, encode_parquet_data_block, extend_log_file, write_log_file
-from shim.plan.slices import FileSlice, file_slices_as_of
-from shim.plan.table_schema import META_COLUMNS
 from shim.read.base_files import parquet_footer
 from shim.read.merge_keys import MergeMode, merge_spec_for
 from shim.read.request import PlannedScan, build_scan

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from shim.datetime_format import DatePattern, DatePatternError, java_zone, tokenize
+from shim.keys.datetime_format import DatePattern, DatePatternError, java_zone, tokenize
 
 ZONES = ["UTC", "Europe/Paris", "Asia/Kolkata", "America/Los_Angeles", "+05:45"]
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from shim.plan.partitions import list_partitions, partition_values
-from shim.plan.slices import file_slices_as_of
+from shim.layout.partitions import list_partitions, partition_values
+from shim.layout.slices import file_slices_as_of
 from shim.properties import TableConfig, format_properties
 from shim.timeline.timeline import Timeline
 
@@ -241,7 +241,7 @@ def test_a_file_removed_while_its_folder_is_listed_is_left_out(tmp_path, monkeyp
     import os
 
     from shim import storage
-    from shim.plan import slices
+    from shim.layout import slices
 
     root, _ = _table(tmp_path)
     _touch(root, "p", _base(FG, T1))

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
-from shim.keygen import partition_paths
+from shim.keys.keygen import partition_paths
+from shim.keys.timestamp_keygen import TimestampPartitioning
 from shim.properties import WRITE_PARTITION_FIELDS, TableConfig, key_generator_type
-from shim.timestamp_keygen import TimestampPartitioning
 
 KEYGEN_PACKAGE = "org.apache.hudi.keygen."
 SIMPLE, TIMESTAMP = "SIMPLE", "TIMESTAMP"

@@ -25,8 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shim.datetime_format import DatePattern, DatePatternError, default_zone, java_zone
 from shim.errors import InvalidArgumentError
+from shim.keys.datetime_format import DatePattern, DatePatternError, default_zone, java_zone
 
 PREFIX = "hoodie.keygen.timebased."
 LEGACY_PREFIX = "hoodie.deltastreamer.keygen.timebased."

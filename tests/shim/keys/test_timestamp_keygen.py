@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from shim.errors import InvalidArgumentError
-from shim.partition_scheme import PartitionScheme, parse_partition_fields
-from shim.timestamp_keygen import TimestampPartitioning, persisted_properties
+from shim.keys.partition_scheme import PartitionScheme, parse_partition_fields
+from shim.keys.timestamp_keygen import TimestampPartitioning, persisted_properties
 
 P = "hoodie.keygen.timebased."
 MARCH_1_0830 = int(datetime.datetime(2024, 3, 1, 8, 30, tzinfo=datetime.UTC).timestamp())

@@ -9,8 +9,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from shim.plan.partitions import list_partitions
-from shim.plan.slices import FileGroupFiles, list_file_groups
+from shim.layout.partitions import list_partitions
+from shim.layout.slices import FileGroupFiles, list_file_groups
 from shim.properties import TableConfig
 
 

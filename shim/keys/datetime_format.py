@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shim.calendar import days_from_civil, days_in_month
 from shim.errors import InvalidArgumentError
+from shim.keys.calendar import days_from_civil, days_in_month
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December")
