@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TypeVar
 
@@ -76,6 +77,48 @@ def _target(location: str) -> tuple[pafs.FileSystem, str]:
     return filesystem_for(location)
 
 
+class _SizeMemo:
+    """Object sizes seen in listings, so that reading an object needs no HEAD request. Hudi's
+    files are not rewritten in place (a log append here rewrites the object, and forgets its
+    size); a stale size would read the object as it was listed, which is what a scan planned
+    from that listing reads anyway."""
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        self._sizes: dict[str, tuple[int, int]] = {}
+        self._lock = threading.Lock()
+
+    def remember(self, location: str, size: int, mtime_ns: int = 0) -> None:
+        with self._lock:
+            if len(self._sizes) >= self.LIMIT:
+                self._sizes.clear()
+            self._sizes[location] = (size, mtime_ns)
+
+    def get(self, location: str) -> tuple[int, int] | None:
+        """(size, modification time in ns) as last listed."""
+        with self._lock:
+            return self._sizes.get(location)
+
+    def forget(self, location: str) -> None:
+        with self._lock:
+            self._sizes.pop(location, None)
+
+
+SIZES = _SizeMemo()
+
+
+def known_size(location: str) -> int | None:
+    """The size of the object at `location` if a listing saw it."""
+    seen = SIZES.get(location)
+    return seen[0] if seen else None
+
+
+def listed_version(location: str) -> tuple[int, int] | None:
+    """(size, modification time in ns) of the object at `location` as a listing saw it."""
+    return SIZES.get(location)
+
+
 # -- reading
 
 
@@ -88,8 +131,9 @@ def read_bytes(location: str) -> bytes:
 
 
 def _read_all(system: pafs.FileSystem, path: str) -> bytes:
+    # A HEAD for the size, then one GET of it all (a stream would GET it in many ranges).
     with system.open_input_file(path) as handle:
-        return bytes(handle.readall())
+        return bytes(handle.read())
 
 
 def read_range(location: str, offset: int, length: int) -> bytes:
@@ -112,6 +156,7 @@ def open_input(location: str) -> pa.NativeFile:
 def open_output(location: str) -> pa.NativeFile:
     """A stream writing the object at `location`; it appears whole when the stream closes."""
     system, path = _target(location)
+    SIZES.forget(location)
     return guarded(location, "write", lambda: system.open_output_stream(path))
 
 
@@ -129,7 +174,11 @@ def list_entries(folder: str) -> list[tuple[str, pafs.FileInfo]]:
     selector = pafs.FileSelector(path, allow_not_found=True, recursive=False)
     found = guarded(folder, "list", lambda: system.get_file_info(selector))
     base = folder.rstrip("/")
-    return [(f"{base}/{entry.base_name}", entry) for entry in found]
+    entries = [(f"{base}/{entry.base_name}", entry) for entry in found]
+    for uri, entry in entries:
+        if entry.type == pafs.FileType.File and entry.size is not None:
+            SIZES.remember(uri, entry.size, entry.mtime_ns or 0)
+    return entries
 
 
 def walk(root: str) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -150,6 +199,7 @@ def walk(root: str) -> Iterator[tuple[str, list[str], list[str]]]:
 def write(location: str, chunks: Iterable[bytes]) -> None:
     """Write the object at `location` in one upload."""
     system, path = _target(location)
+    SIZES.forget(location)
 
     def upload() -> None:
         with system.open_output_stream(path) as out:
@@ -201,6 +251,7 @@ def remove(location: str, *, missing_ok: bool = False) -> bool:
         if missing_ok:
             return False
         raise FileNotFoundError(location)
+    SIZES.forget(location)
     guarded(location, "delete", lambda: system.delete_file(path))
     return True
 

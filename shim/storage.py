@@ -20,6 +20,7 @@ from typing import IO
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from shim import object_store
@@ -113,6 +114,17 @@ def parquet_source(path: str) -> str | pa.NativeFile:
     return path
 
 
+def parquet_dataset(paths: Sequence[str], schema: pa.Schema, file_format: ds.ParquetFileFormat) -> ds.Dataset:
+    """A pyarrow dataset of the Parquet files at `paths` (all on one file system); on an object
+    store, the sizes its listings gave spare a HEAD request per file."""
+    system, located = arrow_filesystem(paths)
+    if not paths or not is_remote(paths[0]):
+        return ds.FileSystemDataset.from_paths(located, schema=schema, format=file_format, filesystem=system)
+    fragments = [file_format.make_fragment(where, system, file_size=object_store.known_size(path))
+                 for path, where in zip(paths, located)]
+    return ds.FileSystemDataset(fragments, schema, file_format, system)
+
+
 def arrow_filesystem(paths: Sequence[str]) -> tuple[pafs.FileSystem, list[str]]:
     """The pyarrow file system holding `paths` (all on one) and the paths as it names them, for
     pyarrow's datasets."""
@@ -177,6 +189,18 @@ def stat(path: str) -> FileInfo:
         return _remote_info(path, found)
     info = os.stat(path)
     return FileInfo(path, os.path.basename(path), info.st_size, info.st_mtime_ns, not S_ISDIR(info.st_mode))
+
+
+def file_version(path: str) -> tuple[int, int]:
+    """(size, modification time in ns) of a file that is not rewritten in place, for caches keyed
+    by its version: on an object store as its listing saw it (no request), else `stat`.
+    Raises FileNotFoundError."""
+    if is_remote(path):
+        seen = object_store.listed_version(path)
+        if seen is not None:
+            return seen
+    info = stat(path)
+    return info.size, info.mtime_ns
 
 
 def file_size(path: str) -> int:

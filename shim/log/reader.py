@@ -71,8 +71,7 @@ def read_log_file(path: str) -> LogFileContents:
         FileGoneError: the file no longer exists (a clean or rollback removed it after it was listed).
     """
     try:
-        with storage.open_input(path) as handle:
-            data = handle.read()
+        data = storage.read_bytes(path)
     except OSError as exc:
         if is_missing_file(exc):
             raise file_gone(path) from exc

@@ -50,8 +50,7 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
     """The file's footer, Arrow schema and dictionary-stored string columns, parsed once per file
     version (size and mtime)."""
     try:
-        info = storage.stat(path)
-        return _parsed_footer(path, info.size, info.mtime_ns)
+        return _parsed_footer(path, *storage.file_version(path))
     except (OSError, pa.ArrowInvalid) as exc:
         if is_missing_file(exc):
             raise file_gone(path) from exc
@@ -129,10 +128,7 @@ def scan_parquet(
     for name in kept:
         index = dataset_schema.get_field_index(name)
         dataset_schema = dataset_schema.set(index, as_dictionary_field(dataset_schema.field(index)))
-    filesystem, located = storage.arrow_filesystem(paths)
-    dataset = ds.FileSystemDataset.from_paths(
-        located, schema=dataset_schema, format=_parquet_format(dictionary), filesystem=filesystem
-    )
+    dataset = storage.parquet_dataset(paths, dataset_schema, _parquet_format(dictionary))
     scanner = dataset.scanner(
         columns=columns,
         filter=pushdown,
