@@ -37,6 +37,7 @@ from shim.timeline.timeline import Timeline
 __all__ = ["Table", "open_table"]
 
 DEFAULT_MERGE_CACHE_BYTES = 256 * 2**20
+DEFAULT_SCAN = ScanOptions()
 
 
 def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES,
@@ -216,7 +217,7 @@ class Table:
                               dictionary_strings, corrupt)
         return self.plan(options).reader(skipped, _time_limit(time_limit))
 
-    def plan(self, options: ScanOptions = ScanOptions(), *, files: bool = True) -> Scan:
+    def plan(self, options: ScanOptions = DEFAULT_SCAN, *, files: bool = True) -> Scan:
         """Check `options` against the table (as it is now) and plan the file slices to read.
 
         The plan is remembered while the table is unchanged. `files=False` plans the schemas only.
