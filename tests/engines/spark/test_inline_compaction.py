@@ -10,9 +10,9 @@ import pytest
 from writekit import hudi_rs_rows, latest_rows, shim_rows, write
 
 from engines.spark import compact, schedule_compaction
-from shim.services import compaction as compaction_module
 from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import read_table_config
+from shim.services import compaction as compaction_module
 from shim.services.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy, compaction_due
 from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.instant import parse_instant_file_name
