@@ -15,13 +15,13 @@ import time
 import numpy as np
 import pyarrow as pa
 
+from shim.files import log_file_name
+from shim.log.blocks import HeaderKey
+from shim.log.writer import encode_parquet_data_block, write_log_file
 from shim.properties import TableConfig, TableType
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
-from shim.files import log_file_name
-from shim.log.blocks import HeaderKey
-from shim.log.writer import encode_parquet_data_block, write_log_file
 from shim.write.data_files import (
     FileWrite,
     avro_record_schema,
