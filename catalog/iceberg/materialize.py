@@ -97,12 +97,13 @@ def write_log_side(scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_
 def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.RecordBatch]]) -> WrittenFile:
     """`batches` as the Parquet file `path` (reused when already there; None path: no rows)."""
     if storage.exists(path):
-        return WrittenFile(path, pq.ParquetFile(path).metadata.num_rows, storage.file_size(path))
+        return WrittenFile(path, pq.ParquetFile(storage.parquet_source(path)).metadata.num_rows,
+                           storage.file_size(path))
     storage.make_dirs(os.path.dirname(path))
     tmp = storage.temporary_path(path)
     rows = 0
     try:
-        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+        with storage.parquet_sink(tmp) as sink, pq.ParquetWriter(sink, schema, compression="zstd") as writer:
             for group in _row_groups(batches()):
                 writer.write_table(group, row_group_size=group.num_rows)
                 rows += group.num_rows
@@ -142,7 +143,7 @@ def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
     columns that hold no value in some row group: such a chunk's dictionary page is empty, and
     Presto's dictionary filter fails on it ('cannot use empty ranges') when a query filters on
     the column. Most files have none and are left as they are."""
-    source = pq.ParquetFile(path)
+    source = pq.ParquetFile(storage.parquet_source(path))
     metadata = source.metadata
     empty = {column for _, column in empty_dictionary_chunks(metadata)}
     if not empty:
@@ -150,8 +151,8 @@ def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
     leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
     rewritten = f"{path}-rewrite.tmp"  # (.tmp: removed by retention if left behind)
     try:
-        with pq.ParquetWriter(rewritten, schema, compression="zstd",
-                              use_dictionary=[leaf for leaf in leaves if leaf not in empty]) as writer:
+        with storage.parquet_sink(rewritten) as sink, pq.ParquetWriter(
+                sink, schema, compression="zstd", use_dictionary=[leaf for leaf in leaves if leaf not in empty]) as writer:
             for group in range(metadata.num_row_groups):
                 writer.write_table(source.read_row_group(group), row_group_size=metadata.row_group(group).num_rows)
         storage.replace(rewritten, path)

@@ -51,6 +51,7 @@ from catalog.service import Catalog
 from catalog.views import touch_keys
 from shim import storage
 from shim.errors import HudiShimError
+from shim.filesystems import is_remote
 from shim.read.base_files import parquet_footer, read_file_schema
 from shim.timeline.instant import instant_key
 
@@ -108,8 +109,9 @@ class Versions:
 
 
 def file_uri(path: str) -> str:
-    """An absolute local path as the `file:` URI Iceberg readers take."""
-    return "file://" + os.path.abspath(path)
+    """An absolute local path as the `file:` URI Iceberg readers take (an object store's
+    location is a URI already)."""
+    return path if is_remote(path) else "file://" + os.path.abspath(path)
 
 
 class IcebergPublisher:
@@ -118,7 +120,7 @@ class IcebergPublisher:
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
                  history: int = DEFAULT_DEPTH) -> None:
         self.catalog = catalog
-        self.folder = os.path.abspath(folder)
+        self.folder = storage.resolve_table_path(folder)
         self.keep_seconds = keep_seconds
         self.history = history
         self._lock = threading.Lock()
@@ -325,8 +327,12 @@ class PublishFolderError(HudiShimError):
 def _check_outside(folder: str, table_path: str, name: str) -> None:
     """Refuse to write a table's published files into its own folder (a reader of the Hudi table
     would take them for a partition's files)."""
-    table_path = os.path.abspath(table_path)
-    if os.path.commonpath([os.path.abspath(folder), table_path]) == table_path:
+    if is_remote(folder) or is_remote(table_path):
+        inside = (folder.rstrip("/") + "/").startswith(table_path.rstrip("/") + "/")
+    else:
+        table_path = os.path.abspath(table_path)
+        inside = os.path.commonpath([os.path.abspath(folder), table_path]) == table_path
+    if inside:
         raise PublishFolderError(
             f"the Iceberg folder {os.path.dirname(folder)} puts table {name}'s published files inside the table "
             f"({table_path}); choose an --iceberg-dir outside the tables")
@@ -369,5 +375,5 @@ def _instant_ms(instant: str | None) -> int:
 
 
 def _path_of(uri: str) -> str:
-    return uri.removeprefix("file://")
+    return uri if is_remote(uri) else uri.removeprefix("file://")
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import fastavro
 
 from shim import storage
+from shim.filesystems import is_remote
 
 log = logging.getLogger(__name__)
 
@@ -118,4 +119,4 @@ def _files(table_folder: str) -> Iterator[str]:
 
 
 def _local(uri: str) -> str:
-    return os.path.abspath(uri.removeprefix("file://"))
+    return uri if is_remote(uri) else os.path.abspath(uri.removeprefix("file://"))

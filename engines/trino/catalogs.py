@@ -19,8 +19,21 @@ import os
 from shim.errors import UnsupportedFeatureError
 
 
-def iceberg_rest(flavor: str, uri: str, *, token: str | None = None) -> dict[str, str]:
-    """The Iceberg connector on the shim's REST catalog (`uri` ends in `/iceberg`)."""
+def s3_files(endpoint: str | None, access_key: str, secret_key: str, *, region: str = "us-east-1",
+             path_style: bool = True) -> dict[str, str]:
+    """Trino's native S3 file system (for tables and published files on `s3://`): `endpoint`
+    None for AWS itself, else an S3-compatible server's URL (path-style addressing)."""
+    properties = {"fs.native-s3.enabled": "true", "s3.region": region, "s3.aws-access-key": access_key,
+                  "s3.aws-secret-key": secret_key}
+    if endpoint:
+        properties |= {"s3.endpoint": endpoint, "s3.path-style-access": str(path_style).lower()}
+    return properties
+
+
+def iceberg_rest(flavor: str, uri: str, *, token: str | None = None,
+                 s3: dict[str, str] | None = None) -> dict[str, str]:
+    """The Iceberg connector on the shim's REST catalog (`uri` ends in `/iceberg`); `s3`: the
+    properties of `s3_files` when the tables and the catalog's published files are on S3."""
     if flavor != "trino":
         raise UnsupportedFeatureError(
             f"{flavor} 0.287 has no Iceberg REST catalog client: serve it a Hadoop catalog folder "
@@ -29,7 +42,7 @@ def iceberg_rest(flavor: str, uri: str, *, token: str | None = None) -> dict[str
     properties = {"connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": uri}
     if token is not None:
         properties |= {"iceberg.rest-catalog.security": "OAUTH2", "iceberg.rest-catalog.oauth2.token": token}
-    return properties | _local_files(flavor)
+    return properties | _local_files(flavor) | (s3 or {})
 
 
 def iceberg_hadoop(flavor: str, warehouse: str) -> dict[str, str]:
