@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, String
 
 from catalog.service import TableInfo
 from catalog.stream import MAX_FILTER_CHARS
+from shim import FileSchema
 from shim.filters.parse import MAX_CONDITIONS
-from shim.read.file_schemas import FileSchema
 from shim.schema import arrow_field_id
 from shim.timeline.instant import Instant
 

@@ -37,8 +37,7 @@ from catalog.service import Catalog, ScanRequest
 from catalog.stream import MEDIA_TYPE, error_document, ipc_stream, prefetched
 from shim.errors import FileGoneError, HudiShimError, InvalidArgumentError, InvalidFilterError
 from shim.filters.substrait import filter_from_substrait
-from shim.read.damage import SkippedBlocks
-from shim.read.time_limit import TimeLimit
+from shim.read import SkippedBlocks, TimeLimit
 
 _bearer = HTTPBearer(auto_error=False, description="the server's token, when it was started with one")
 

@@ -21,8 +21,7 @@ from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
 from shim.errors import InvalidArgumentError, TableNotFoundError
 from shim.filesystems import register as register_storage_options
-from shim.read.damage import SkippedBlocks
-from shim.read.time_limit import TimeLimit
+from shim.read import SkippedBlocks, TimeLimit
 from shim.scan_options import ScanOptions
 from shim.timeline.instant import Instant, normalize_instant
 

@@ -20,8 +20,7 @@ from typing import TypeVar
 import pyarrow as pa
 
 from shim.errors import HudiShimError, ScanLimitError
-from shim.read.damage import SKIPPED_BLOCKS_KEY
-from shim.read.time_limit import NO_LIMIT, TimeLimit
+from shim.read import NO_LIMIT, SKIPPED_BLOCKS_KEY, TimeLimit
 
 ERROR_METADATA_KEY = b"hudi-shim-error"
 SKIPPED_METADATA_KEY = SKIPPED_BLOCKS_KEY

@@ -15,7 +15,6 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -24,9 +23,6 @@ from catalog.cache import LruCache
 from catalog.handles import EVERY_GROUP, TableHandle
 from shim import FileSchema, FileSlice
 from shim.timeline.instant import instant_key
-
-if TYPE_CHECKING:
-    import shim
 
 VIEWS = ("snapshot", "read_optimized")
 

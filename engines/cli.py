@@ -148,10 +148,9 @@ def _emit(result: pa.Table, args: argparse.Namespace) -> None:
 def _scan(args: argparse.Namespace) -> int:
     table = shim.open_table(args.path)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
-    result = table.read(
-        mode=args.mode, columns=columns, filter=args.filter, as_of=args.as_of, include_meta=args.include_meta,
-        limit=args.limit,
-    )
+    options = shim.ScanOptions(mode=args.mode, columns=columns, filter=args.filter, as_of=args.as_of,
+                               include_meta=args.include_meta, limit=args.limit)
+    result = table.read(**options.non_defaults())
     _emit(result, args)
     return 0
 

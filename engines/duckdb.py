@@ -32,8 +32,8 @@ from shim.filters.expr import columns_of
 from shim.filters.parse import MAX_CONDITIONS
 from shim.filters.substrait import conjuncts_from_substrait
 from shim.properties import TableConfig
-from shim.read.dictionary_filter import value_types
-from shim.read.request import ScanMode, with_dictionary_partitions
+from shim.read import value_types, with_dictionary_partitions
+from shim.scan_options import ScanMode
 from shim.timeline.instant import normalize_instant
 
 try:

@@ -4,6 +4,7 @@
     with ShimClient("http://127.0.0.1:8080", token="...") as client:
         client.tables()                                   # ['trips', ...]
         client.scan("trips", columns=["city", "fare"], filter="fare > 10")   # pyarrow.Table
+        client.scan("trips", shim.ScanOptions(as_of="20240101000000000", limit=10))
         for batch in client.scan_batches("trips"):        # streamed, one batch at a time
             ...
 
@@ -18,7 +19,7 @@ import datetime as dt
 import http.client
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Self
 from urllib.parse import quote, urlencode, urlsplit
@@ -27,11 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.stream import ERROR_METADATA_KEY, MEDIA_TYPE, SKIPPED_METADATA_KEY
+from shim import ScanOptions
 from shim import errors as shim_errors
 from shim.errors import HudiShimError, InvalidArgumentError
-from shim.filters import FilterLike
 from shim.filters.expr import EXPR_TYPES
-from shim.read.damage import CorruptMode
 
 
 class RemoteError(HudiShimError):
@@ -182,29 +182,16 @@ class ShimClient:
 
     # -- scans ------------------------------------------------------------------------------------
 
-    def scan(
-        self,
-        name: str,
-        mode: str = "snapshot",
-        columns: Sequence[str] | None = None,
-        filter: FilterLike | pc.Expression = None,
-        as_of: str | None = None,
-        limit: int | None = None,
-        dictionary_partitions: bool = False,
-        dictionary_strings: bool = False,
-        corrupt: CorruptMode = "error",
-    ) -> pa.Table:
+    def scan(self, name: str, options: ScanOptions | None = None, /, **changes: Any) -> pa.Table:
         """The rows of a scan, collected (see `scan_batches` to stream them). A scan a concurrent
         clean or rollback broke off (FileGoneError) is asked for once more. With `corrupt="skip"`
         the result's schema metadata holds the server's report of the corrupt log regions skipped
         (`SKIPPED_METADATA_KEY`: JSON `{"count", "blocks"}`, paths relative to the table)."""
+        options = _scan_options(options, changes)
         for attempt in (1, 2):
             skipped: dict[bytes, bytes] = {}
             try:
-                result = self.scan_batches(name, mode=mode, columns=columns, filter=filter, as_of=as_of, limit=limit,
-                                           dictionary_partitions=dictionary_partitions,
-                                           dictionary_strings=dictionary_strings, corrupt=corrupt,
-                                           report=skipped).read_all()
+                result = self.scan_batches(name, options, report=skipped).read_all()
             except shim_errors.FileGoneError:
                 if attempt == 2:
                     raise
@@ -212,51 +199,30 @@ class ShimClient:
             return result.replace_schema_metadata({**(result.schema.metadata or {}), **skipped}) if skipped else result
         raise AssertionError("unreachable")
 
-    def scan_batches(
-        self,
-        name: str,
-        mode: str = "snapshot",
-        columns: Sequence[str] | None = None,
-        filter: FilterLike | pc.Expression = None,
-        as_of: str | None = None,
-        limit: int | None = None,
-        dictionary_partitions: bool = False,
-        dictionary_strings: bool = False,
-        corrupt: CorruptMode = "error",
-        report: dict[bytes, bytes] | None = None,
-    ) -> pa.RecordBatchReader:
+    def scan_batches(self, name: str, options: ScanOptions | None = None, /, *,
+                     report: dict[bytes, bytes] | None = None, **changes: Any) -> pa.RecordBatchReader:
         """Stream a scan: batches are read from the connection as the caller consumes them.
 
-        `filter` is filter text, `[(column, op, value), ...]`, or a `pyarrow.compute.Expression`
-        (sent as Substrait). `dictionary_partitions` asks for partition columns dictionary-encoded;
-        `dictionary_strings`, for those and the string columns data files store as dictionaries
-        (see `shim.Table.scan`). With `corrupt="skip"`, damaged log blocks are skipped and the
-X
+        The scan is `options` (a `shim.ScanOptions`; default: all rows of the snapshot) with
+        `changes`, options by name (`client.scan_batches("trips", columns=["id"], limit=10)`);
+        the server takes them but `include_meta` and `changes`. `filter` is filter text,
+        `[(column, op, value), ...]`, or a `pyarrow.compute.Expression` (sent as Substrait).
+        With `corrupt="skip"`, damaged log blocks are skipped and `report` receives the
+        server's report of them (`SKIPPED_METADATA_KEY`) once the stream is read to its end.
         Errors in the request are raised here; an error the server meets mid-stream is raised
         when the batch that carries it is read.
         """
-        body: dict[str, Any] = {"mode": mode}
-        if columns is not None:
-            body["columns"] = list(columns)
-        if isinstance(filter, pc.Expression):
-            schema = self.schema(name, as_of)
-            body["filter_substrait"] = base64.b64encode(bytes(filter.to_substrait(schema))).decode("ascii")
-        elif isinstance(filter, (str, *EXPR_TYPES)):
-            body["filter"] = str(filter)
-        elif filter is not None:
-            body["filter"] = [_jsonable(item) for item in filter]
-        if as_of is not None:
-            body["as_of"] = as_of
-        if limit is not None:
-            body["limit"] = limit
-        if dictionary_partitions:
-            body["dictionary_partitions"] = True
+        options = _scan_options(options, changes)
+        body: dict[str, Any] = {}
+        for key, value in options.non_defaults().items():
+            if key == "filter":
+                body.update(self._filter(name, options))
+            else:
+                body[key] = list(value) if key == "columns" else value
         # Asked for on the wire only, and decoded as batches arrive, unless the caller wants them.
-        decode = self.wire_dictionaries and not dictionary_partitions and not dictionary_strings
-        if dictionary_strings or decode:
+        decode = self.wire_dictionaries and not options.dictionary_partitions and not options.dictionary_strings
+        if decode:
             body["dictionary_strings"] = True
-        if corrupt != "error":
-            body["corrupt"] = corrupt
         if self.compression is not None:
             body["compression"] = self.compression
         response = self._request("POST", f"/v1/tables/{_quote(name)}/scan", body, accept=MEDIA_TYPE)
@@ -271,6 +237,23 @@ X
             schema = plain_schema(stream.schema)
             return pa.RecordBatchReader.from_batches(schema, _batches(stream, response, schema, report))
         return pa.RecordBatchReader.from_batches(stream.schema, _batches(stream, response, report=report))
+
+    def _filter(self, name: str, options: ScanOptions) -> dict[str, Any]:
+        """The request's filter: text, [column, op, value] items, or Substrait for an Expression."""
+        filter = options.filter
+        if filter is None:
+            return {}
+        if isinstance(filter, pc.Expression):
+            schema = self.schema(name, options.as_of)
+            return {"filter_substrait": base64.b64encode(bytes(filter.to_substrait(schema))).decode("ascii")}
+        if isinstance(filter, (str, *EXPR_TYPES)):
+            return {"filter": str(filter)}
+        return {"filter": [_jsonable(item) for item in filter]}
+
+
+def _scan_options(options: ScanOptions | None, changes: dict[str, Any]) -> ScanOptions:
+    options = options if options is not None else ScanOptions()
+    return options.replace(**changes) if changes else options
 
 
 def plain_schema(schema: pa.Schema) -> pa.Schema:

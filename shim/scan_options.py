@@ -81,9 +81,14 @@ class ScanOptions:
 
     def non_defaults(self) -> dict[str, Any]:
         """The options set to other values than their defaults, by name."""
-        return {name: getattr(self, name) for name in NAMES if getattr(self, name) != _DEFAULTS[name]}
+        return {name: value for name in NAMES if not _is_default(value := getattr(self, name), _DEFAULTS[name])}
 
 
 NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScanOptions))
 """The option names, in declaration order."""
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ScanOptions)}
+
+
+def _is_default(value: object, default: object) -> bool:
+    # Compared only with a value of the default's type: `expression != None` is an Expression.
+    return value is default or (type(value) is type(default) and value == default)

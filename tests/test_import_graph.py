@@ -1,5 +1,6 @@
-"""The import graph: no module imports itself through others, and imports flow one way,
-shim <- catalog <- engines (lazy imports inside functions count; `if TYPE_CHECKING:` ones do not)."""
+"""The import graph: no module imports itself through others, imports flow one way,
+shim <- catalog <- engines, and catalog and engines use only shim's public surface (lazy imports
+inside functions count; `if TYPE_CHECKING:` ones do not)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,22 @@ import grimp
 import pytest
 
 PACKAGES = ("shim", "catalog", "engines")
+
+PUBLIC_MODULES = frozenset({
+    "shim",  # open_table, Table, Scan, ScanOptions, FileSlice, FileSchema, the errors
+    "shim.errors",
+    "shim.scan_options",
+    "shim.table",
+    "shim.storage",
+    "shim.filesystems",
+    "shim.properties",
+    "shim.read",  # the package's names (SkippedBlocks, TimeLimit, read_file_schema, ...), not its modules
+})
+"""Modules of shim that catalog/ and engines/ may import."""
+PUBLIC_PACKAGES = ("shim.filters", "shim.keys", "shim.layout", "shim.schema", "shim.timeline", "shim.write",
+                   "shim.services")
+"""Packages of shim that catalog/ and engines/ may import, every module of them: filters, key
+generation, the table's layout, schemas, the timeline, the writer and the table services."""
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +81,37 @@ def test_no_module_imports_itself_through_others(graph):
 @pytest.mark.parametrize(("lower", "upper"), [("shim", "catalog"), ("shim", "engines"), ("catalog", "engines")])
 def test_imports_flow_one_way(graph, lower, upper):
     assert not graph.chain_exists(importer=lower, imported=upper, as_packages=True)
+
+
+def is_public(module: str) -> bool:
+    return module in PUBLIC_MODULES or module.startswith(tuple(f"{p}." for p in PUBLIC_PACKAGES)) \
+        or module in PUBLIC_PACKAGES
+
+
+def test_catalog_and_engines_import_only_shims_public_surface(graph):
+    private = sorted(
+        (importer, imported)
+        for importer in graph.modules
+        if importer.split(".")[0] in ("catalog", "engines")
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if imported.split(".")[0] == "shim" and not is_public(imported)
+    )
+    assert private == []
+
+
+def test_the_public_surface_is_what_it_says():
+    assert is_public("shim.read") and is_public("shim.layout.slices") and is_public("shim.write")
+    assert not is_public("shim.read.base_files") and not is_public("shim.log.reader")
+    assert not is_public("shim.writer")
+
+
+def test_the_public_names_of_shim_and_shim_read_resolve():
+    import shim
+    import shim.read
+
+    for module in (shim, shim.read):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, (module.__name__, name)
 
 
 def test_the_cycle_finder_finds_cycles():

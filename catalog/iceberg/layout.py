@@ -29,9 +29,9 @@ import pyarrow as pa
 
 from catalog.iceberg.types import children, iceberg_id, last_column_id, promotes, same_type
 from catalog.views import View
+from shim import FileSchema
 from shim.layout.slices import FileSlice
-from shim.read.base_files import read_file_schema
-from shim.read.file_schemas import FileSchema
+from shim.read import read_file_schema
 from shim.schema import META_FIELD_NAMES, has_field_ids
 
 

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import shim
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
 from shim import FileSlice, storage
-from shim.read.merged_slice import slice_merge_state
+from shim.read import slice_merge_state
 from shim.schema import FIELD_ID_KEY
 from shim.write.parquet_settings import empty_dictionary_chunks
 

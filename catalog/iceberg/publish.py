@@ -52,7 +52,7 @@ from catalog.views import touch_keys
 from shim import storage
 from shim.errors import HudiShimError
 from shim.filesystems import is_remote
-from shim.read.base_files import parquet_footer, read_file_schema
+from shim.read import parquet_footer, read_file_schema
 from shim.timeline.instant import instant_key
 
 FORMAT_VERSION = 2

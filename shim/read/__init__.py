@@ -1,0 +1,67 @@
+"""Reading a table: from a scan request to a planned scan (`request`) to its rows.
+
+The modules of this package are the shim's own. What the catalog and engines use of them is
+public here, by name (`from shim.read import read_file_schema`), imported on first use:
+
+    SkippedBlocks, SKIPPED_BLOCKS_KEY   corrupt log regions a `corrupt="skip"` scan skipped
+    TimeLimit, NO_LIMIT                 a scan's deadline
+    parquet_footer, read_file_schema    a base file's Parquet footer and Arrow schema
+    slice_merge_state                   how a snapshot read merges one file slice
+    exact_from_path, typed_partition_values   partition values typed from partition paths
+    check_time_travel                   an `as_of` refused at or after a write not completed
+    value_types                         a schema's dictionary columns as their value types
+    with_dictionary_partitions          a schema with partition columns dictionary-encoded
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shim.read.base_files import parquet_footer, read_file_schema
+    from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
+    from shim.read.dictionary_filter import value_types
+    from shim.read.merged_slice import slice_merge_state
+    from shim.read.partition_fill import exact_from_path, typed_partition_values
+    from shim.read.request import with_dictionary_partitions
+    from shim.read.time_limit import NO_LIMIT, TimeLimit
+    from shim.read.window import check_time_travel
+
+
+def __getattr__(name: str) -> object:
+    module: object
+    if name in ("SKIPPED_BLOCKS_KEY", "SkippedBlocks"):
+        from shim.read import damage as module
+    elif name in ("NO_LIMIT", "TimeLimit"):
+        from shim.read import time_limit as module
+    elif name in ("parquet_footer", "read_file_schema"):
+        from shim.read import base_files as module
+    elif name == "slice_merge_state":
+        from shim.read import merged_slice as module
+    elif name in ("exact_from_path", "typed_partition_values"):
+        from shim.read import partition_fill as module
+    elif name == "check_time_travel":
+        from shim.read import window as module
+    elif name == "value_types":
+        from shim.read import dictionary_filter as module
+    elif name == "with_dictionary_partitions":
+        from shim.read import request as module
+    else:
+        raise AttributeError(f"module 'shim.read' has no attribute {name!r}")
+    return getattr(module, name)
+
+
+__all__ = [
+    "NO_LIMIT",
+    "SKIPPED_BLOCKS_KEY",
+    "SkippedBlocks",
+    "TimeLimit",
+    "check_time_travel",
+    "exact_from_path",
+    "parquet_footer",
+    "read_file_schema",
+    "slice_merge_state",
+    "typed_partition_values",
+    "value_types",
+    "with_dictionary_partitions",
+]

@@ -42,17 +42,18 @@ def con(request, warehouse):
 
 @pytest.fixture
 def scans(monkeypatch):
-    """Every shim scan started (in this process: the in-process catalog and the test server)."""
+    """Every shim scan planned with its files (in this process: the in-process catalog and the
+    test server; `Table.scan` and the server's scans plan through `Table.plan`)."""
     calls = []
-    original = shim.Table.scan
+    original = shim.Table.plan
 
-    def spy(self, mode="snapshot", columns=None, filter=None, as_of=None, include_meta=False,
-            dictionary_partitions=False, limit=None, **options):
-        calls.append({"table": self.path, "mode": mode, "columns": columns, "filter": filter,
-                      "dictionary_partitions": dictionary_partitions})
-        return original(self, mode, columns, filter, as_of, include_meta, dictionary_partitions, limit, **options)
+    def spy(self, options=shim.ScanOptions(), *, files=True):  # noqa: B008 (frozen)
+        if files:
+            calls.append({"table": self.path, "mode": options.mode, "columns": options.columns,
+                          "filter": options.filter, "dictionary_partitions": options.dictionary_partitions})
+        return original(self, options, files=files)
 
-    monkeypatch.setattr(shim.Table, "scan", spy)
+    monkeypatch.setattr(shim.Table, "plan", spy)
     return calls
 
 
