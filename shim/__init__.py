@@ -32,7 +32,7 @@ from shim.scan_options import ScanOptions
 if TYPE_CHECKING:
     from shim.layout.slices import FileSlice
     from shim.read.file_schemas import ColumnMapping, FileSchema
-    from shim.read.request import PlannedScan as Scan
+    from shim.read.request import Scan
     from shim.table import Table, open_table
 
 __version__ = "0.1.0"
@@ -49,9 +49,9 @@ def __getattr__(name: str) -> object:
 
         return FileSlice
     if name == "Scan":
-        from shim.read.request import PlannedScan
+        from shim.read.request import Scan
 
-        return PlannedScan
+        return Scan
     if name in ("FileSchema", "ColumnMapping"):
         from shim.read import file_schemas
 

@@ -21,8 +21,7 @@ from shim.read.committed import CommittedFiles
 from shim.read.damage import CorruptMode, SkippedBlocks
 from shim.read.file_schemas import FileSchema
 from shim.read.plan_cache import PlanCache
-from shim.read.request import FilterLike, build_scan
-from shim.read.request import PlannedScan as Scan
+from shim.read.request import FilterLike, Scan, build_scan
 from shim.read.schemas import table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
 from shim.read.table_schemas import TableSchemas

@@ -1,6 +1,7 @@
 """The import graph: no module imports itself through others, imports flow one way,
 shim <- catalog <- engines, and catalog and engines use only shim's public surface (lazy imports
-inside functions count; `if TYPE_CHECKING:` ones do not)."""
+inside functions and `if TYPE_CHECKING:` ones count: a type-only circle is still a circle to
+read through)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ generation, the table's layout, schemas, the timeline, the writer and the table 
 
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
-    return grimp.build_graph(*PACKAGES, exclude_type_checking_imports=True, cache_dir=None)
+    return grimp.build_graph(*PACKAGES, exclude_type_checking_imports=False, cache_dir=None)
 
 
 def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:

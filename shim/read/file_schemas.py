@@ -23,7 +23,7 @@ from shim.read.resolvers import ReconciledPlan
 from shim.schema import FieldStatus, arrow_field_id
 
 if TYPE_CHECKING:
-    from shim.read.request import PlannedScan
+    from shim.read.planned import PlannedScan
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from shim.read.slice_state import (
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 
 if TYPE_CHECKING:
-    from shim.read.request import PlannedScan
+    from shim.read.planned import PlannedScan
 
 SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 

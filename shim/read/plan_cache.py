@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
-    from shim.read.request import PlannedScan
+    from shim.read.request import Scan
 
 MAX_PLANS = 32
 """Plans kept per table version (the least recently used is dropped)."""
@@ -26,11 +26,11 @@ class PlanCache:
     its text being only the key)."""
 
     def __init__(self) -> None:
-        self._plans: OrderedDict[Hashable, tuple[object, PlannedScan]] = OrderedDict()
+        self._plans: OrderedDict[Hashable, tuple[object, Scan]] = OrderedDict()
         self._lock = threading.Lock()
 
     def planned(self, request: tuple[Hashable, ...] | None, row_filter: object,
-                plan: Callable[[], PlannedScan]) -> PlannedScan:
+                plan: Callable[[], Scan]) -> Scan:
         """The plan of `request` (everything but the filter; None: not to be kept) and
         `row_filter`, made by `plan` if not remembered."""
         key = _key(request, row_filter) if request is not None else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -17,21 +16,20 @@ from shim.layout.table_schema import META_COLUMNS
 from shim.read.base_files import BATCH_SIZE, dictionary_columns
 from shim.read.damage import CorruptMode, SkippedBlocks, corrupt_mode
 from shim.read.key_lookup import pinned_keys
-from shim.read.merge_keys import MergeSpec, merge_spec_for
+from shim.read.merge_keys import merge_spec_for
 from shim.read.partition_fill import (
     PartitionFillingResolver,
     as_dictionary_field,
     exact_from_path,
     typed_partition_values,
 )
-from shim.read.plan import SchemaResolver
+from shim.read.planned import PlannedScan
 from shim.read.row_filter import RowFilter
 from shim.read.scan import ScanContext, scan_slices
 from shim.read.table_schemas import PartitionValues, TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.read.timestamp_ranges import partition_ranges
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
-from shim.scan_options import ScanMode
 from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
@@ -40,51 +38,10 @@ if TYPE_CHECKING:
 
 
 _MODES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "read-optimized": "read_optimized", "ro": "read_optimized"}
-MIN_LIMITED_BATCH = 1024
-"""Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""
-BATCH_BYTES = 8 * 2**20
-"""About how much memory one batch of fixed-width columns read from a file takes."""
-MAX_BATCH_ROWS = 1 << 20
+class Scan(PlannedScan):
+    """A planned scan that reads: its file schemas and its rows (public as `shim.Scan`)."""
 
-
-@dataclass(frozen=True, slots=True)
-class PlannedScan:
-    """A checked scan: the schemas, the filter and the file slices it reads (public as `shim.Scan`)."""
-
-    table: TableSnapshot
-    mode: ScanMode
-    read_instant: str | None
-    schemas: TableSchemas
-    output_schema: pa.Schema
-    read_schema: pa.Schema
-    row_filter: RowFilter | None
-    merge: MergeSpec | None
-    slices: list[FileSlice]
-    commit_filter: pc.Expression | None
-    resolver: SchemaResolver
-    limit: int | None = None
-    corrupt: CorruptMode = "error"
-
-    @property
-    def batch_size(self) -> int:
-        """Rows per batch read from a file: `BATCH_SIZE`; more when every column read has a fixed
-        width (about `BATCH_BYTES` of them), fewer when only a few rows are wanted."""
-        if self.limit is not None:
-            return max(MIN_LIMITED_BATCH, min(BATCH_SIZE, self.limit))
-        partition_fields = set(self.table.config.partition_fields)  # mostly filled from paths: small
-        widths = [4 if field.name in partition_fields else _fixed_width(field.type) for field in self.read_schema]
-        if None in widths:
-            return BATCH_SIZE  # text or nested values: their size is not known before reading
-        return max(BATCH_SIZE, min(MAX_BATCH_ROWS, BATCH_BYTES // max(1, sum(w for w in widths if w))))
-
-    @property
-    def data_schema(self) -> pa.Schema:
-        return self.schemas.data_schema
-
-    @property
-    def dictionaries(self) -> frozenset[str]:
-        """Output columns returned dictionary-encoded."""
-        return frozenset(f.name for f in self.output_schema if pa.types.is_dictionary(f.type))
+    __slots__ = ()
 
     def file_schemas(self) -> list[FileSchema]:
         """For every base file and log data block this scan reads: the instant that wrote it, its
@@ -138,7 +95,7 @@ def build_scan(
     limit: int | None = None,
     dictionary_strings: bool = False,
     corrupt: CorruptMode = "error",
-) -> PlannedScan:
+) -> Scan:
     """Check the request against the table and plan the file slices to read.
 
     With `dictionary_partitions`, top-level partition columns are returned dictionary-encoded;
@@ -196,7 +153,7 @@ def build_scan(
         output_schema = with_dictionaries(output_schema, stored_dictionaries(table.path, slices, output_schema,
                                                                              compared | {COMMIT_TIME}))
     read_schema = pa.schema([f for f in full_schema if f.name in needed])
-    return PlannedScan(
+    return Scan(
         table=table,
         mode=scan_mode,  # type: ignore[arg-type]
         read_instant=read_instant,
@@ -313,17 +270,6 @@ def _partition_values(table: TableSnapshot, schemas: TableSchemas, partition: st
     schemas.partition_values[partition] = found
     return found
 
-
-
-def _fixed_width(data_type: pa.DataType) -> int | None:
-    """Bytes a value of this type takes in memory (dictionary columns: their index), or None
-    when values vary in size."""
-    if pa.types.is_dictionary(data_type):
-        return 4
-    try:
-        return max(1, data_type.bit_width // 8)
-    except ValueError:
-        return None
 
 
 def _first_rows(reader: pa.RecordBatchReader, limit: int) -> pa.RecordBatchReader:

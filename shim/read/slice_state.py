@@ -26,7 +26,7 @@ from shim.read.merge import BaseMerger, LogWinners, resolve_winners
 from shim.read.merge_keys import MergeMode
 
 if TYPE_CHECKING:
-    from shim.read.request import PlannedScan
+    from shim.read.planned import PlannedScan
 
 
 @dataclass(frozen=True, slots=True)

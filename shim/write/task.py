@@ -36,7 +36,7 @@ from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_delete_block, encode_parquet_data_block, extend_log_file, write_log_file
 from shim.read.base_files import parquet_footer
 from shim.read.merge_keys import MergeMode, merge_spec_for
-from shim.read.request import PlannedScan, build_scan
+from shim.read.request import Scan, build_scan
 from shim.schema import InternalSchema, internal_to_arrow
 from shim.storage import join
 from shim.table import open_table
@@ -344,7 +344,7 @@ class _GroupWriter:
             self._scan = build_scan(open_table(self.plan.table_path), mode="read_optimized", include_meta=True,
                                     plan_files=False)
         scan = self._scan
-        assert isinstance(scan, PlannedScan)
+        assert isinstance(scan, Scan)
         rows = dataclasses.replace(scan, slices=[committed.without_logs()]).reader().read_all()
         data = align_to_schema(rows.drop_columns(list(META_COLUMNS)), self.schema)
         return pa.Table.from_arrays(
