@@ -64,7 +64,8 @@ class Catalog:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        for location in (settings.warehouse, *(spec.partition("=")[2] or spec for spec in settings.tables)):
+        for location in (settings.warehouse, settings.iceberg_dir, settings.hadoop_catalog_dir,
+                         *(spec.partition("=")[2] or spec for spec in settings.tables)):
             if location:  # tables on an object store are reached with the catalog's storage options
                 register_storage_options(location, settings.storage_options)
         self.registry = Registry(settings.registry_location())

@@ -143,4 +143,4 @@ class Settings:
 
     def hadoop_catalog_location(self) -> str | None:
         """The Hadoop catalog folder kept, if any."""
-        return os.path.abspath(os.path.expanduser(self.hadoop_catalog_dir)) if self.hadoop_catalog_dir else None
+        return location_of(self.hadoop_catalog_dir) if self.hadoop_catalog_dir else None

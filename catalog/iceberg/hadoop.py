@@ -47,7 +47,7 @@ class HadoopCatalogFolder:
 
     def __init__(self, publisher: IcebergPublisher, folder: str, readers: Readers = Readers.BY_NAME) -> None:
         self.publisher = publisher
-        self.folder = os.path.abspath(folder)
+        self.folder = storage.resolve_table_path(folder)
         self.readers = readers
         self._lock = threading.Lock()
 

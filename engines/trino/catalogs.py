@@ -45,13 +45,25 @@ def iceberg_rest(flavor: str, uri: str, *, token: str | None = None,
     return properties | _local_files(flavor) | (s3 or {})
 
 
-def iceberg_hadoop(flavor: str, warehouse: str) -> dict[str, str]:
-    """The Iceberg connector on a Hadoop catalog folder (`<warehouse>/default/<table>/metadata`)."""
+def iceberg_hadoop(flavor: str, warehouse: str, *, s3: dict[str, str] | None = None) -> dict[str, str]:
+    """The Iceberg connector on a Hadoop catalog folder (`<warehouse>/default/<table>/metadata`,
+    a local folder or `s3://...`); `s3`: the properties of `presto_s3_files` when it, the tables
+    or the published files are on S3."""
     if flavor != "presto":
         raise UnsupportedFeatureError(f"{flavor}'s Iceberg connector has no Hadoop catalog: use iceberg_rest",
                                       feature="iceberg-hadoop-catalog")
+    location = warehouse if "://" in warehouse else "file://" + os.path.abspath(warehouse)
     return {"connector.name": "iceberg", "iceberg.catalog.type": "hadoop",
-            "iceberg.catalog.warehouse": "file://" + os.path.abspath(warehouse)}
+            "iceberg.catalog.warehouse": location} | (s3 or {})
+
+
+def presto_s3_files(endpoint: str | None, access_key: str, secret_key: str) -> dict[str, str]:
+    """Presto's S3 file system (its Hive S3 settings, which its Iceberg connector shares)."""
+    properties = {"hive.s3.aws-access-key": access_key, "hive.s3.aws-secret-key": secret_key}
+    if endpoint:
+        properties |= {"hive.s3.endpoint": endpoint, "hive.s3.path-style-access": "true",
+                       "hive.s3.ssl.enabled": str(endpoint.startswith("https://")).lower()}
+    return properties
 
 
 def hudi_connector(flavor: str, metastore: str, *, by_position: bool = False) -> dict[str, str]:
