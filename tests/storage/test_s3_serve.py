@@ -68,3 +68,14 @@ def test_the_serve_command_takes_the_store_from_the_aws_environment(s3, warehous
         process.terminate()
         output = process.communicate(timeout=30)[0].decode()
     assert s3.secret_key not in output
+
+
+def test_a_table_registered_by_its_s3_location(s3, warehouse, shared_tables, tmp_path):
+    name = TABLES[1]
+    settings = Settings(tables=(f"trips={warehouse}/{name}",), storage_options=s3.storage_options(),
+                        catalog_db=":memory:", iceberg_dir=str(tmp_path / "iceberg"))
+    with live_server(settings) as live:
+        [entry] = httpx.get(f"{live.url}/v1/tables").json()["tables"]
+        assert entry["name"] == "trips"
+        expected = shim.open_table(str(shared_tables[name])).read().num_rows
+        assert ShimClient(live.url).scan("trips").num_rows == expected
