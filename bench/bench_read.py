@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import shim
-from shim.read.request import ScanMode
+from shim.scan_options import ScanMode
 
 COLUMNS = ["id", "ts", "city", "fare", "rider", "driver", "distance_km", "passengers"]
 

@@ -28,7 +28,7 @@ import numpy as np
 import shim
 from bench.gen_table import make_rows, updated_rows
 from shim.properties import TableType
-from shim.read.request import ScanMode
+from shim.scan_options import ScanMode
 from shim.schema import InternalSchema, internal_from_avro, schema_to_json
 from shim.timeline.instant import Action
 from shim.timeline.timeline import Timeline

@@ -35,7 +35,7 @@ import pytest
 import shim
 from engines.trino import EngineError, EngineServer
 from engines.trino.metastore import register_table
-from shim.read.request import ScanMode
+from shim.scan_options import ScanMode
 from tests.engines.trino.conftest import Stack
 
 QUERY = "SELECT id, passenger, fare, qty, CAST(price AS varchar) AS price, tip FROM {table} ORDER BY id"
