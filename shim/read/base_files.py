@@ -23,6 +23,9 @@ BATCH_SIZE = 131_072
 _DICTIONARY_BYTES_PER_VALUE = 3.0
 # Column bytes (uncompressed) of a one-row-group file read in one call instead of streamed.
 _AT_ONCE_BYTES = 16 << 20
+# Rows per batch of a bounded read (`iter_parquet_in_order(bounded=True)`): about 5 MB of a
+# table of a dozen columns, whatever the row group's size.
+BOUNDED_BATCH_SIZE = 65_536
 
 
 def read_file_schema(path: str) -> pa.Schema:
@@ -181,7 +184,7 @@ def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc
 def iter_parquet_in_order(
     path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE,
     before_plan: pc.Expression | None = None, first_soonest: bool = False,
-    dictionaries: frozenset[str] = frozenset(),
+    dictionaries: frozenset[str] = frozenset(), bounded: bool = False,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The rows of one Parquet file, in file order, mapped through `plan`: (rows read, batch).
 
@@ -189,7 +192,10 @@ def iter_parquet_in_order(
     filter on the file's own columns. Rows are dropped before the plan runs, so conversions only
     touch the rows kept. With `first_soonest` (a few rows wanted), the file is always read batch
     by batch, never at once. Query columns in `dictionaries` stay dictionary-encoded where the
-    file's column is read unchanged (see `kept_dictionaries`).
+    file's column is read unchanged (see `kept_dictionaries`). `bounded` (for callers that
+    already read several files side by side, one per core) streams the file in batches of at
+    most `BOUNDED_BATCH_SIZE` rows on the calling thread: memory does not grow with the row
+    group, and no Arrow thread (each holding memory of its own) is set to work.
     """
     try:
         metadata, file_schema, _ = _footer(path)
@@ -199,8 +205,10 @@ def iter_parquet_in_order(
         parquet = pq.ParquetFile(storage.parquet_source(path), metadata=metadata, read_dictionary=dictionary or None)
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
-        threads = len(columns) > 1
-        at_once = not first_soonest and _read_at_once(metadata, columns)
+        threads = len(columns) > 1 and not bounded
+        at_once = not first_soonest and not bounded and _read_at_once(metadata, columns)
+        if bounded:
+            batch_size = min(batch_size, BOUNDED_BATCH_SIZE)
         if at_once:  # the row group whole: rows are selected and decoded in one pass, then cut
             batches = parquet.read_row_group(0, columns=columns, use_threads=threads).combine_chunks().to_batches()
         else:

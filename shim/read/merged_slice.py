@@ -1,9 +1,10 @@
 """Snapshot read of one file slice: base file records merged with its log records.
 
 The first read of a slice decodes its logs, streams the base file with the merge columns, decides
-row by row and remembers the outcome (`SliceMergeState`) in the table's cache; later reads of the
-slice stream only the columns they need and apply the remembered row mask. The standing log
-records follow the base rows. Memory is bounded by the slice.
+row by row and remembers the outcome (`SliceChoices`: a row mask and log positions) in the table's
+cache; later reads of the slice stream only the columns they need, apply the remembered row mask
+and decode the standing log records again. The standing log records follow the base rows. Memory
+is bounded by the slice's log side and a base batch; what the cache keeps is a few bits per row.
 """
 
 from __future__ import annotations
@@ -17,15 +18,19 @@ from shim.errors import CorruptFileError
 from shim.layout.slices import FileSlice
 from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
 from shim.read.damage import SkippedBlocks
+from shim.read.executor import default_workers
 from shim.read.key_lookup import files_with_any
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.plan import FilePlan
 from shim.read.slice_state import (
     RememberedSlice,
+    SliceChoices,
     SliceMerge,
     SliceMergeState,
+    decode_standing_rows,
     log_key,
     log_schema,
+    standing_rows,
     start_slice_merge,
 )
 from shim.read.time_limit import NO_LIMIT, TimeLimit
@@ -47,25 +52,45 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
     columns = scan.read_schema.names
     merge_columns = [c for c in scan.merge.columns if c not in columns]
     few = scan.limit is not None  # a few rows wanted: the first ones soonest
+    # Slices merged side by side, one per core, read their base files in bounded batches on their
+    # own threads; a lone merge lets Arrow decode columns in parallel.
+    bounded = not few and sum(1 for s in scan.slices if s.has_logs) >= default_workers()
     logged = log_schema(scan)
 
     def read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
         key = (file_slice, scan.read_instant)
-        state = _remembered(cache.get(key), logged)
+        choices = _remembered(cache.get(key))
+        standing = None
+        if choices is not None:
+            standing = decode_standing_rows(scan, file_slice, choices, logged)
+            if standing is None:  # the logs read differently now: merge them afresh
+                cache.discard(key)
+                choices = None
         if _base_ruled_out(file_slice):
             # No row of the base file has a key asked for: only log records can match. Which of
             # them stand does not depend on the base file's other keys.
-            yield from _log_rows(state or start_slice_merge(scan, file_slice, skipped, logged).state(), file_slice)
-        elif state is None and few:
+            if standing is None:
+                standing = start_slice_merge(scan, file_slice, skipped, logged).state().log_rows
+            yield from _log_rows(standing, file_slice)
+        elif choices is None and few:
             yield from _first_read(file_slice)
-        elif state is None:
+        elif choices is None:
             # The merge columns first, then the rest as a remembered merge reads them: base rows
             # are dropped before their strings are decoded, and the merge columns are not carried.
+            # Only the standing log records are kept past the merge (not the decoded log side).
             merge = start_slice_merge(scan, file_slice, skipped, logged)
-            _merge_base(scan, file_slice, merge, time_limit)
-            yield from _cached_read(file_slice, _remember(scan, file_slice, merge))
+            _merge_base(scan, file_slice, merge, time_limit, bounded)
+            choices = _remember(scan, file_slice, merge)
+            standing = standing_rows(merge.log, choices)
+            del merge
+            yield from _cached_read(file_slice, choices, standing)
         else:
-            yield from _cached_read(file_slice, state)
+            assert standing is not None
+            yield from _cached_read(file_slice, choices, standing)
+        if bounded:
+            # The slice's log side and batches are freed: give the allocator's cached pages of
+            # this thread back, so that the scan's resident memory follows what it holds.
+            pa.default_memory_pool().release_unused()
 
     def _base_ruled_out(file_slice: FileSlice) -> bool:
         path = file_slice.base_path(scan.table.path)
@@ -91,33 +116,33 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
                     batch = select_rows(batch, pa.array(keep))
                 if batch.num_rows:
                     yield batch
-        state = _remember(scan, file_slice, merge)
-        yield from _log_rows(state, file_slice)
+        choices = _remember(scan, file_slice, merge)
+        yield from _log_rows(standing_rows(merge.log, choices), file_slice)
 
-    def _cached_read(file_slice: FileSlice, state: SliceMergeState) -> Iterator[pa.RecordBatch]:
+    def _cached_read(file_slice: FileSlice, choices: SliceChoices, standing: pa.Table) -> Iterator[pa.RecordBatch]:
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns)
             # With the merge decided, the filter may drop base rows as they are read (the scan
             # checks every merged row again).
             pushdown = scan.row_filter.pushdown(plan.passthrough, scan.read_schema) if scan.row_filter else None
             offset = 0
-            for rows, batch in iter_parquet_in_order(path, plan, keep=state.base_keep, batch_size=scan.batch_size,
+            for rows, batch in iter_parquet_in_order(path, plan, keep=choices.base_keep, batch_size=scan.batch_size,
                                                      before_plan=pushdown, first_soonest=few,
-                                                     dictionaries=scan.dictionaries):
+                                                     dictionaries=scan.dictionaries, bounded=bounded):
                 time_limit.check()
                 offset += rows
                 if batch.num_rows:
                     yield batch
-            if offset != state.base_rows:
+            if offset != choices.base_rows:
                 raise CorruptFileError(
-                    f"{path} holds {offset} rows but held {state.base_rows} when it was merged; "
+                    f"{path} holds {offset} rows but held {choices.base_rows} when it was merged; "
                     "base files must not change after their commit", path=path)
-        yield from _log_rows(state, file_slice)
+        yield from _log_rows(standing, file_slice)
 
-    def _log_rows(state: SliceMergeState, file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
-        if not state.log_rows.num_rows:
+    def _log_rows(standing: pa.Table, file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
+        if not standing.num_rows:
             return
-        batches = state.log_rows.select(columns).to_batches()
+        batches = standing.select(columns).to_batches()
         if isinstance(scan.resolver, PartitionFillingResolver) and scan.resolver.dictionary:
             # The rows' partition values are the slice's: take them as constants, not encoded per row.
             batches = [scan.resolver.fill(batch, file_slice.partition_path) for batch in batches]
@@ -128,19 +153,22 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
 
 def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeState:
     """How a snapshot read merges one slice: which base rows stand and the log records that
-    follow them (remembered by the table's cache, or found reading only the merge columns)."""
+    follow them, with every table column (the choices remembered by the table's cache, or found
+    reading only the merge columns)."""
     assert scan.read_instant is not None and scan.merge is not None
-    cache = scan.table.slice_cache
-    key = (file_slice, scan.read_instant)
-    state = _remembered(cache.get(key), scan.schemas.full_schema)
-    if state is not None:
-        return state
+    choices = _remembered(scan.table.slice_cache.get((file_slice, scan.read_instant)))
+    if choices is not None:
+        standing = decode_standing_rows(scan, file_slice, choices, scan.schemas.full_schema)
+        if standing is not None:
+            return SliceMergeState(choices.base_rows, choices.base_keep, standing)
     merge = start_slice_merge(scan, file_slice)
     _merge_base(scan, file_slice, merge)
-    return _remember(scan, file_slice, merge)
+    choices = _remember(scan, file_slice, merge)
+    return SliceMergeState(choices.base_rows, choices.base_keep, standing_rows(merge.log, choices))
 
 
-def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, time_limit: TimeLimit = NO_LIMIT) -> None:
+def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, time_limit: TimeLimit = NO_LIMIT,
+                bounded: bool = False) -> None:
     """Stream the merge columns of the slice's base file (if any) past `merge`."""
     assert scan.merge is not None
     path = file_slice.base_path(scan.table.path)
@@ -149,7 +177,7 @@ def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, tim
     columns = list(dict.fromkeys(scan.merge.columns))
     plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
                               columns=columns, path=path)
-    for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size):
+    for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, bounded=bounded):
         time_limit.check()
         merge.keep(batch, scan, path)
 
@@ -160,17 +188,16 @@ def _planned_schema(path: str) -> pa.Schema:
     return read_file_schema(path).remove_metadata()
 
 
-def _remember(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge) -> SliceMergeState:
-    """The finished merge of a slice, put in the table's cache in place of its log side (the
-    state holds what is needed of it)."""
+def _remember(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge) -> SliceChoices:
+    """The finished merge of a slice, put in the table's cache in place of its log side."""
     assert scan.read_instant is not None
-    state = merge.state()
+    choices = merge.choices()
     if merge.remember:
-        scan.table.slice_cache.put((file_slice, scan.read_instant), state, state.nbytes)
+        scan.table.slice_cache.put((file_slice, scan.read_instant), choices, choices.nbytes)
         scan.table.slice_cache.discard(log_key(file_slice, scan.read_instant))
-    return state
+    return choices
 
 
-def _remembered(value: RememberedSlice | None, schema: pa.Schema) -> SliceMergeState | None:
-    """The cached merge of a slice, when its log records carry the columns of `schema`."""
-    return value if isinstance(value, SliceMergeState) and value.holds(schema) else None
+def _remembered(value: RememberedSlice | None) -> SliceChoices | None:
+    """The cached merge of a slice."""
+    return value if isinstance(value, SliceChoices) else None

@@ -3,10 +3,12 @@
 Which base rows survive and which log records stand in for the rest depends only on the slice's
 files and the read instant, never on the columns or filter of a query. Computing it once (reading
 the base file's key and ordering columns and decoding the logs) lets every later read of the slice
-read only the columns it needs from the base file and apply a row mask. Tables keep these states
-in a byte-bounded cache (files of a completed commit never change). A read that stops before
-the slice's last base row (a limit) leaves no state; it remembers the decoded log side instead
-(`SliceLog`), so the next read of the slice does not decode the logs again.
+read only the columns it needs from the base file and apply a row mask. Tables keep these choices
+in a byte-bounded cache (files of a completed commit never change): a row mask and the positions
+of the standing log records, never decoded rows, so what a table remembers stays a few bits per
+base row however many columns the table has; a later read decodes the log records it returns. A
+read that stops before the slice's last base row (a limit) leaves no choices; it remembers the
+decoded log side instead (`SliceLog`), so the next read of the slice does not decode the logs again.
 """
 
 from __future__ import annotations
@@ -30,6 +32,26 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceChoices:
+    """Merged slice, as row choices: what a table remembers of a merge.
+
+    Attributes:
+        base_rows: number of rows in the base file (0 without one).
+        base_keep: which base rows survive, in file order (None: all of them).
+        log_positions: the standing log records, as rows of the slice's decoded log data (every
+            visible data block's records in order; the same whatever columns are decoded).
+    """
+
+    base_rows: int
+    base_keep: pa.BooleanArray | None
+    log_positions: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.log_positions.nbytes + (self.base_keep.nbytes if self.base_keep is not None else 0) + 256
+
+
+@dataclass(frozen=True, slots=True)
 class SliceMergeState:
     """Merged slice, as row choices.
 
@@ -43,13 +65,6 @@ class SliceMergeState:
     base_keep: pa.BooleanArray | None
     log_rows: pa.Table
 
-    @property
-    def nbytes(self) -> int:
-        return self.log_rows.nbytes + (self.base_keep.nbytes if self.base_keep is not None else 0) + 256
-
-    def holds(self, schema: pa.Schema) -> bool:
-        """Whether the standing log records carry every column of `schema`."""
-        return _holds(self.log_rows, schema)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +82,7 @@ class SliceLog:
 
 
 #: What a table's slice cache holds: merged slices, and log sides of slices not merged to the end.
-RememberedSlice = SliceMergeState | SliceLog
+RememberedSlice = SliceChoices | SliceLog
 
 
 def log_key(file_slice: FileSlice, read_instant: str) -> tuple[str, FileSlice, str]:
@@ -105,12 +120,41 @@ class SliceMerge:
         self.dropped = True
         return keep
 
-    def state(self) -> SliceMergeState:
+    def choices(self) -> SliceChoices:
         """The outcome, once every base batch went past."""
-        rows = self.merger.remaining_rows()
-        log_rows = self.log.take(pa.array(rows, pa.int64())) if len(rows) else self.log.schema.empty_table()
         keep = pa.array(np.concatenate(self.masks)) if self.dropped else None
-        return SliceMergeState(self.base_rows, keep, log_rows)
+        return SliceChoices(self.base_rows, keep, self.merger.remaining_rows())
+
+    def state(self) -> SliceMergeState:
+        """The outcome with the standing log records decoded."""
+        choices = self.choices()
+        return SliceMergeState(choices.base_rows, choices.base_keep, standing_rows(self.log, choices))
+
+
+def standing_rows(log: pa.Table, choices: SliceChoices) -> pa.Table:
+    """The standing log records of `choices`, from the slice's decoded log data `log`."""
+    if not len(choices.log_positions):
+        return log.schema.empty_table()
+    return log.take(pa.array(choices.log_positions, pa.int64()))
+
+
+def decode_standing_rows(scan: PlannedScan, file_slice: FileSlice, choices: SliceChoices,
+                         schema: pa.Schema) -> pa.Table | None:
+    """The standing log records of remembered `choices`, decoded anew with the columns of
+    `schema`; None when the slice's logs now read damaged (the positions may no longer hold)."""
+    spec = scan.merge
+    assert spec is not None and scan.read_instant is not None
+    if not len(choices.log_positions):
+        return schema.empty_table()
+    table = scan.table
+    damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, "skip", None)
+    blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
+    if damage.found:
+        return None
+    log = read_slice_log(blocks, scan.schemas.resolver, schema, spec)
+    if len(log.data) <= int(choices.log_positions.max()):
+        return None
+    return standing_rows(log.data, choices)
 
 
 def log_schema(scan: PlannedScan) -> pa.Schema:
