@@ -294,6 +294,21 @@ def create_if_absent(path: str, chunks: Iterable[bytes] = (), *, durable: bool =
     return True
 
 
+def touch_existing(path: str) -> bool:
+    """Set the modification time of `path` to now if it exists (on an object store: upload it
+    again); False, creating nothing, when it does not."""
+    if is_remote(path):
+        if not exists(path):
+            return False
+        object_store.write(path, [read_bytes(path)])
+        return True
+    try:
+        os.utime(path, None)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def touch(path: str) -> None:
     """Create `path` (and its folder) when missing and set its modification time to now (on an
     object store: upload it again)."""

@@ -25,6 +25,12 @@ def beat(table_path: str, instant: str) -> None:
     storage.touch(heartbeat_path(table_path, instant))
 
 
+def refresh(table_path: str, instant: str) -> bool:
+    """Touch the heartbeat of `instant` if it is still there; False when it is gone: the write
+    was abandoned (or completed) and must not be brought back to life by a task still running."""
+    return storage.touch_existing(heartbeat_path(table_path, instant))
+
+
 def last_beat(table_path: str, instant: str) -> float | None:
     """Time (epoch seconds) of the last heartbeat, or None when there is no heartbeat file."""
     try:

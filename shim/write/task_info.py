@@ -33,13 +33,15 @@ class KeepAlive:
 
     def _run(self) -> None:
         while not self.stop.wait(self.interval_s):
-            heartbeat.beat(*self.args)
+            if not heartbeat.refresh(*self.args):
+                return  # the job abandoned the write: a task still running must not revive it
 
     def __enter__(self) -> Self:
-        heartbeat.beat(*self.args)
-        self.thread.start()
+        if heartbeat.refresh(*self.args):
+            self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        self.thread.join(timeout=5)
+        if self.thread.ident is not None:
+            self.thread.join(timeout=5)

@@ -58,7 +58,6 @@ def test_spark_writes_to_s3_read_back_as_the_same_writes_made_locally(spark, s3,
     assert {r["id"]: r["fare"] for r in expected} == \
         {f"k{i}": (-1.0 if i >= 50 else float(i)) for i in range(70) if not (i < 10 and i % 2 == 0)}
     assert rows(remote.read()) == expected
-    assert rows(remote.read(mode="read_optimized")) == rows(local.read(mode="read_optimized"))
     assert [a.action for a in remote.timeline()] == [a.action for a in local.timeline()]
     assert sorted(remote.schema().names) == sorted(local.schema().names)
 
@@ -70,3 +69,6 @@ def test_spark_writes_to_s3_read_back_as_the_same_writes_made_locally(spark, s3,
     copy = tmp_path / "copied"
     pafs.copy_files(uri.removeprefix("s3://"), str(copy), source_filesystem=pafs.S3FileSystem(**s3.storage_options()))
     assert rows(pa.Table.from_batches(hudi.HudiTable(str(copy)).read())) == expected
+    # Which upserts a merge-on-read write logs and which it puts in base files depends on the
+    # order its tasks meet: the read-optimized view is compared with the same objects read locally.
+    assert rows(remote.read(mode="read_optimized")) == rows(shim.open_table(str(copy)).read(mode="read_optimized"))
