@@ -23,9 +23,6 @@ BATCH_SIZE = 131_072
 _DICTIONARY_BYTES_PER_VALUE = 3.0
 # Column bytes (uncompressed) of a one-row-group file read in one call instead of streamed.
 _AT_ONCE_BYTES = 16 << 20
-# Rows per batch of a bounded read (`iter_parquet_in_order(bounded=True)`): about 5 MB of a
-# table of a dozen columns, whatever the row group's size.
-BOUNDED_BATCH_SIZE = 65_536
 
 
 def read_file_schema(path: str) -> pa.Schema:
@@ -62,7 +59,7 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
 
 @functools.lru_cache(maxsize=256)
 def _parsed_footer(path: str, size: int, mtime_ns: int) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
-    metadata = pq.read_metadata(storage.parquet_source(path))
+    metadata = storage.parquet_metadata(path)
     schema = metadata.schema.to_arrow_schema()
     return metadata, schema, _dictionary_stored(metadata, schema)
 
@@ -195,9 +192,9 @@ def iter_parquet_in_order(
     touch the rows kept. With `first_soonest` (a few rows wanted), the file is always read batch
     by batch, never at once. Query columns in `dictionaries` stay dictionary-encoded where the
     file's column is read unchanged (see `kept_dictionaries`). `bounded` (for callers that
-    already read several files side by side, one per core) streams the file in batches of at
-    most `BOUNDED_BATCH_SIZE` rows on the calling thread: memory does not grow with the row
-    group, and no Arrow thread (each holding memory of its own) is set to work.
+    already read several files side by side, one per core) streams the file batch by batch on
+    the calling thread, however small the file: memory follows `batch_size`, not the row group,
+    and no Arrow thread (each holding memory of its own) is set to work.
     """
     try:
         metadata, file_schema, _ = _footer(path)
@@ -209,8 +206,6 @@ def iter_parquet_in_order(
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
         threads = len(columns) > 1 and not bounded
         at_once = not first_soonest and not bounded and _read_at_once(metadata, columns)
-        if bounded:
-            batch_size = min(batch_size, BOUNDED_BATCH_SIZE)
         if at_once:  # the row group whole: rows are selected and decoded in one pass, then cut
             batches = parquet.read_row_group(0, columns=columns, use_threads=threads).combine_chunks().to_batches()
         else:

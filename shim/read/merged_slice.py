@@ -40,6 +40,13 @@ if TYPE_CHECKING:
 
 SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 
+# Rows per base batch of a bounded merge (slices merged side by side): about 5 MB of a table of a
+# dozen columns, whatever the row group's size. The merge columns alone (a key and an ordering
+# value) are read in larger batches: each batch looks its keys up in a hash table of the log's
+# keys built anew per batch.
+BOUNDED_BATCH_SIZE = 65_536
+MERGE_COLUMNS_BATCH_SIZE = 262_144
+
 
 def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
                         skipped: SkippedBlocks | None = None, time_limit: TimeLimit = NO_LIMIT) -> SliceReader:
@@ -55,6 +62,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
     # Slices merged side by side, one per core, read their base files in bounded batches on their
     # own threads; a lone merge lets Arrow decode columns in parallel.
     bounded = not few and sum(1 for s in scan.slices if s.has_logs) >= default_workers()
+    batch_size = min(scan.batch_size, BOUNDED_BATCH_SIZE) if bounded else scan.batch_size
     logged = log_schema(scan)
 
     def read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
@@ -87,10 +95,6 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
         else:
             assert standing is not None
             yield from _cached_read(file_slice, choices, standing)
-        if bounded:
-            # The slice's log side and batches are freed: give the allocator's cached pages of
-            # this thread back, so that the scan's resident memory follows what it holds.
-            pa.default_memory_pool().release_unused()
 
     def _base_ruled_out(file_slice: FileSlice) -> bool:
         path = file_slice.base_path(scan.table.path)
@@ -126,7 +130,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             # checks every merged row again).
             pushdown = scan.row_filter.pushdown(plan.passthrough, scan.read_schema) if scan.row_filter else None
             offset = 0
-            for rows, batch in iter_parquet_in_order(path, plan, keep=choices.base_keep, batch_size=scan.batch_size,
+            for rows, batch in iter_parquet_in_order(path, plan, keep=choices.base_keep, batch_size=batch_size,
                                                      before_plan=pushdown, first_soonest=few,
                                                      dictionaries=scan.dictionaries, bounded=bounded):
                 time_limit.check()
@@ -177,7 +181,8 @@ def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, tim
     columns = list(dict.fromkeys(scan.merge.columns))
     plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
                               columns=columns, path=path)
-    for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, bounded=bounded):
+    batch_size = MERGE_COLUMNS_BATCH_SIZE if bounded else scan.batch_size
+    for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, bounded=bounded):
         time_limit.check()
         merge.keep(batch, scan, path)
 

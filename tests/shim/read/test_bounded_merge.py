@@ -8,7 +8,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import shim
-import shim.read.base_files as base_module
 import shim.read.merged_slice as merged_module
 import shim.read.slice_state as state_module
 from shim.write.parquet_settings import ParquetSettings
@@ -63,7 +62,8 @@ def bounded(monkeypatch) -> list[int]:
     """Merges read bounded (two slices are as many as the workers) in batches of 100 rows; the
     sizes of the base batches read are recorded."""
     monkeypatch.setattr(merged_module, "default_workers", lambda: 2)
-    monkeypatch.setattr(base_module, "BOUNDED_BATCH_SIZE", 100)
+    monkeypatch.setattr(merged_module, "BOUNDED_BATCH_SIZE", 100)
+    monkeypatch.setattr(merged_module, "MERGE_COLUMNS_BATCH_SIZE", 150)
     sizes: list[int] = []
     original = merged_module.iter_parquet_in_order
 
@@ -82,7 +82,8 @@ def test_bounded_merges_cross_row_group_boundaries_losing_no_row(table, bounded)
     opened = shim.open_table(table.path)
     assert {pq.read_metadata(p).num_row_groups for p in table.path.glob("*.parquet")} == {4}
     assert _rows(opened.read(columns=names), names) == _expected()
-    assert bounded and max(bounded) == 100 and sum(bounded) == 2 * 2 * ROWS  # merge columns, then the query's
+    # The merge columns in batches of 150 rows, then the query's in batches of 100.
+    assert bounded and set(bounded) == {100, 150} and sum(bounded) == 2 * 2 * ROWS
     batches = list(opened.scan(columns=names))  # the merges remembered: row masks applied in batches of 100
     assert _rows(pa.Table.from_batches(batches), names) == _expected()
 
