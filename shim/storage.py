@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from shim import object_store
 from shim.errors import TableNotFoundError, file_gone
@@ -112,6 +113,22 @@ def parquet_source(path: str) -> str | pa.NativeFile:
     if is_remote(path):
         return object_store.open_input(path)
     return path
+
+
+def parquet_metadata(path: str) -> pq.FileMetaData:
+    """The footer of the Parquet file at `path`; on an object store read with the size its
+    listing gave (ranged GETs of the footer, no HEAD)."""
+    size = object_store.known_size(path) if is_remote(path) else None
+    if size is None:
+        return pq.read_metadata(parquet_source(path))
+    system, where = filesystem_for(path)
+    fragment = ds.ParquetFileFormat().make_fragment(where, system, file_size=size)
+
+    def load() -> pq.FileMetaData:
+        fragment.ensure_complete_metadata()
+        return fragment.metadata
+
+    return object_store.guarded(path, "read", load)
 
 
 def parquet_dataset(paths: Sequence[str], schema: pa.Schema, file_format: ds.ParquetFileFormat) -> ds.Dataset:
