@@ -53,7 +53,8 @@ class SliceChoices:
 
 @dataclass(frozen=True, slots=True)
 class SliceMergeState:
-    """Merged slice, as row choices.
+    """Merged slice, as row choices with the standing log records decoded (what
+    `shim.read.slice_merge_state` returns; never remembered).
 
     Attributes:
         base_rows: number of rows in the base file (0 without one).
@@ -64,7 +65,6 @@ class SliceMergeState:
     base_rows: int
     base_keep: pa.BooleanArray | None
     log_rows: pa.Table
-
 
 
 @dataclass(frozen=True, slots=True)
