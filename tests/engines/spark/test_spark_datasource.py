@@ -116,12 +116,22 @@ def test_failed_spark_job_is_invisible_and_rolled_back_by_the_next_write(spark, 
     trips(spark, 0, 20).write.format("hudi_shim").mode("append").options(**options("MERGE_ON_READ")).save(path)
     before = set(data_files(path))
 
+    known = len(before)
+
     @udf(DoubleType())
     def fail_late(fare, id_):  # type: ignore[no-untyped-def]  # no hints: Spark reads them as a UDF type
         import time
+        from pathlib import Path
 
-        if id_ == "k20":  # partition 1 fails after partition 0 has written its files
-            time.sleep(4)
+        if id_ == "k20":  # partition 1 fails once partition 0 has written its files (a minute at most)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                written = [p for p in Path(path).rglob("*") if p.is_file() and ".hoodie" not in p.parts
+                           and (p.suffix == ".parquet" or ".log." in p.name)]
+                if len(written) > known:
+                    break
+                time.sleep(0.1)
+            time.sleep(0.5)  # the file it saw appear is complete
             raise RuntimeError("injected failure")
         return -fare
 
