@@ -15,7 +15,6 @@ from typing import Any, Generic, Protocol, TypeVar
 from shim.schema.types import ArrayType, Field, MapType, PrimitiveType, RecordType, Type
 
 
-
 class SchemaTree(Protocol):
     """What the visitor needs of an `InternalSchema` (its root record), so this module does not
     import the schema class that builds its indexes with it."""
