@@ -17,7 +17,7 @@ from __future__ import annotations
 import http.client
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
@@ -51,7 +51,7 @@ class RequestCounts:
             return {**self.by_kind, "requests": sum(self.by_kind.values()), "bytes": self.response_bytes}
 
 
-def request_kind(method: str, path: str, headers: http.client.HTTPMessage) -> str:
+def request_kind(method: str, path: str, headers: Mapping[str, str]) -> str:
     """LIST for a bucket listing, GET_RANGE for a ranged read, else the method."""
     query = parse_qs(urlparse(path).query, keep_blank_values=True)
     if method == "GET" and ("list-type" in query or "prefix" in query or "delimiter" in query):
@@ -138,7 +138,7 @@ class S3Tap:
                     data = response.read()
                 finally:
                     connection.close()
-                tap.counts.add(request_kind(self.command, self.path, self.headers), len(data))
+                tap.counts.add(request_kind(self.command, self.path, dict(self.headers.items())), len(data))
                 self.send_response(response.status, response.reason)
                 for key, value in response.getheaders():  # HEAD: the object's length, as it came
                     if key.lower() not in _HOP_BY_HOP and (key.lower() != "content-length" or self.command == "HEAD"):
