@@ -64,9 +64,8 @@ class Catalog:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        for location in (settings.warehouse, settings.iceberg_dir, settings.hadoop_catalog_dir,
-                         *(spec.partition("=")[2] or spec for spec in settings.tables)):
-            if location:  # tables on an object store are reached with the catalog's storage options
+        for location in (settings.warehouse, settings.iceberg_dir, settings.hadoop_catalog_dir):
+            if location:  # what is on an object store is reached with the catalog's storage options
                 register_storage_options(location, settings.storage_options)
         self.registry = Registry(settings.registry_location())
         self.views = ViewCache(settings.cache_slices)
@@ -79,6 +78,7 @@ class Catalog:
         try:
             for spec in settings.tables:
                 name, sep, path = spec.partition("=")
+                register_storage_options(path if sep else spec, settings.storage_options)
                 self.registry.register(path, name) if sep else self.registry.register(spec)
             if settings.warehouse:
                 self.discover()

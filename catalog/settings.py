@@ -10,6 +10,7 @@ from os.path import join
 
 from shim.errors import InvalidArgumentError
 from shim.filesystems import is_remote, normalize
+from shim.local_cache import cache_root
 from shim.storage import resolve_table_path as location_of
 
 DEFAULT_HOST = "127.0.0.1"
@@ -127,8 +128,7 @@ class Settings:
             return self.catalog_db
         if self.warehouse and is_remote(self.warehouse):
             digest = hashlib.sha256(normalize(self.warehouse).encode()).hexdigest()[:16]
-            cache = os.environ.get("HUDI_SHIM_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hudi-shim")
-            return os.path.join(cache, "catalogs", digest, WAREHOUSE_DB.rsplit("/", 1)[-1])
+            return str(cache_root() / "catalogs" / digest / os.path.basename(WAREHOUSE_DB))
         if self.warehouse:
             return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_DB)
         return MEMORY

@@ -2,7 +2,7 @@
 
 Maven's own local repository (`~/.m2/repository`, or `$HUDI_SHIM_M2`) is the cache: an artifact
 already there is used as it is; otherwise `mvn dependency:get` downloads it. Unpacked copies and
-other derived files live under `cache_dir()` (`$HUDI_SHIM_CACHE`, default `~/.cache/hudi-shim`).
+other derived files live under `shim.local_cache.cache_dir()` (`$HUDI_SHIM_CACHE`, default `~/.cache/hudi-shim`).
 """
 
 from __future__ import annotations
@@ -53,14 +53,6 @@ class Artifact:
 def local_repository() -> Path:
     """The local Maven repository (`$HUDI_SHIM_M2`, else `~/.m2/repository`)."""
     return Path(os.environ.get("HUDI_SHIM_M2") or Path.home() / ".m2" / "repository")
-
-
-def cache_dir(*parts: str) -> Path:
-    """A folder under the project's cache (`$HUDI_SHIM_CACHE`, default `~/.cache/hudi-shim`), made if missing."""
-    root = Path(os.environ.get("HUDI_SHIM_CACHE") or Path.home() / ".cache" / "hudi-shim")
-    folder = root.joinpath(*parts)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def fetch(coordinate: str | Artifact, *, timeout: float = 1800.0) -> Path:

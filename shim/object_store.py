@@ -26,8 +26,9 @@ from typing import IO, TypeVar
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from shim.errors import HudiShimError, file_gone
+from shim.errors import HudiShimError
 from shim.filesystems import filesystem_for, split
+from shim.local_cache import cache_root
 
 T = TypeVar("T")
 
@@ -123,11 +124,9 @@ def listed_version(location: str) -> tuple[int, int] | None:
 
 
 def read_bytes(location: str) -> bytes:
+    """The whole object; raises FileNotFoundError when it is missing."""
     system, path = _target(location)
-    try:
-        return guarded(location, "read", lambda: _read_all(system, path))
-    except FileNotFoundError:
-        raise file_gone(location) from None
+    return guarded(location, "read", lambda: _read_all(system, path))
 
 
 def _read_all(system: pafs.FileSystem, path: str) -> bytes:
@@ -267,9 +266,8 @@ def remove_tree(folder: str) -> None:
 
 def lock_path(location: str) -> str:
     """A local lock file standing for `location` (see the module's docstring)."""
-    root = os.environ.get("HUDI_SHIM_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hudi-shim")
     digest = hashlib.sha256(location.encode()).hexdigest()[:32]
-    return os.path.join(root, "locks", digest + ".lock")
+    return str(cache_root() / "locks" / f"{digest}.lock")
 
 
 def open_lock(location: str) -> IO[bytes]:

@@ -74,9 +74,9 @@ def join(*parts: str) -> str:
 
 def read_bytes(path: str) -> bytes:
     """Whole content of a file; a missing file is a HudiShimError naming it."""
-    if is_remote(path):
-        return object_store.read_bytes(path)
     try:
+        if is_remote(path):
+            return object_store.read_bytes(path)
         with open(path, "rb") as handle:
             return handle.read()
     except FileNotFoundError:
@@ -86,7 +86,7 @@ def read_bytes(path: str) -> bytes:
 def read_text(path: str) -> str:
     """Whole content of a UTF-8 text file; raises FileNotFoundError when it is missing."""
     if is_remote(path):
-        return object_store.guarded(path, "read", lambda: object_store.read_range(path, 0, 1 << 62)).decode("utf-8")
+        return object_store.read_bytes(path).decode("utf-8")
     with open(path, encoding="utf-8") as handle:
         return handle.read()
 
@@ -315,9 +315,11 @@ def touch_existing(path: str) -> bool:
     """Set the modification time of `path` to now if it exists (on an object store: upload it
     again); False, creating nothing, when it does not."""
     if is_remote(path):
-        if not exists(path):
+        try:
+            kept = object_store.read_bytes(path)
+        except FileNotFoundError:
             return False
-        object_store.write(path, [read_bytes(path)])
+        object_store.write(path, [kept])
         return True
     try:
         os.utime(path, None)
@@ -330,8 +332,8 @@ def touch(path: str) -> None:
     """Create `path` (and its folder) when missing and set its modification time to now (on an
     object store: upload it again)."""
     if is_remote(path):
-        kept = read_bytes(path) if exists(path) else b""
-        object_store.write(path, [kept])
+        if not touch_existing(path):
+            object_store.write(path, [b""])
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "ab"):

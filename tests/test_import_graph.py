@@ -17,6 +17,7 @@ PUBLIC_MODULES = frozenset({
     "shim.table",
     "shim.storage",
     "shim.filesystems",
+    "shim.local_cache",
     "shim.properties",
     "shim.read",  # the package's names (SkippedBlocks, TimeLimit, read_file_schema, ...), not its modules
 })

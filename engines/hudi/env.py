@@ -25,6 +25,7 @@ from typing import Any
 
 from engines import maven
 from shim.errors import HudiShimError
+from shim.local_cache import cache_dir
 
 BUNDLE = "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0"
 REQUIREMENTS = ("pyspark==3.5.6",)
@@ -54,13 +55,13 @@ class OracleEnv:
 
 def _venv_dir() -> Path:
     pins = hashlib.sha256(("\n".join(REQUIREMENTS) + sys.version.split()[0]).encode()).hexdigest()[:12]
-    return maven.cache_dir("hudi-oracle") / f"venv-{pins}"
+    return cache_dir("hudi-oracle") / f"venv-{pins}"
 
 
 @contextlib.contextmanager
 def cache_lock(name: str, timeout: float = 1800.0) -> Iterator[None]:
     """An exclusive lock on `cache_dir("hudi-oracle")/<name>.lock` (waits for another process)."""
-    path = maven.cache_dir("hudi-oracle") / f"{name}.lock"
+    path = cache_dir("hudi-oracle") / f"{name}.lock"
     with open(path, "a+") as handle:
         deadline = time.monotonic() + timeout
         while True:

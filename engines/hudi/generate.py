@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines import maven
 from engines.hudi.env import OracleEnv, cache_lock, ensure_env, run_driver
 from engines.hudi.recipes import RECIPES, Recipe
+from shim.local_cache import cache_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ class GeneratedTable:
 
 def table_folder(recipe: Recipe, env: OracleEnv, root: Path | None = None) -> Path:
     """Where the recipe's table and reads are kept."""
-    base = root if root is not None else maven.cache_dir("hudi-oracle", "tables")
+    base = root if root is not None else cache_dir("hudi-oracle", "tables")
     return base / f"{recipe.name}-{recipe.digest()}-{env.fingerprint}"
 
 

@@ -18,7 +18,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engines.maven import ArtifactError, cache_dir, fetch
+from engines.maven import ArtifactError, fetch
+from shim.local_cache import cache_dir
 
 
 @dataclass(frozen=True, slots=True)
