@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import posixpath
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TypeVar
@@ -69,13 +68,9 @@ def _reason(error: OSError) -> str:
 
 def bucket_exists(location: str) -> bool:
     """Whether the bucket (or HDFS root) of a remote `location` exists."""
-    system, _ = _target(location)
+    system, _ = filesystem_for(location)
     root = split(location).bucket
     return guarded(location, "look up", lambda: system.get_file_info(root)).type != pafs.FileType.NotFound
-
-
-def _target(location: str) -> tuple[pafs.FileSystem, str]:
-    return filesystem_for(location)
 
 
 class _SizeMemo:
@@ -125,7 +120,7 @@ def listed_version(location: str) -> tuple[int, int] | None:
 
 def read_bytes(location: str) -> bytes:
     """The whole object; raises FileNotFoundError when it is missing."""
-    system, path = _target(location)
+    system, path = filesystem_for(location)
     return guarded(location, "read", lambda: _read_all(system, path))
 
 
@@ -136,7 +131,7 @@ def _read_all(system: pafs.FileSystem, path: str) -> bytes:
 
 
 def read_range(location: str, offset: int, length: int) -> bytes:
-    system, path = _target(location)
+    system, path = filesystem_for(location)
 
     def read() -> bytes:
         with system.open_input_file(path) as handle:
@@ -148,13 +143,13 @@ def read_range(location: str, offset: int, length: int) -> bytes:
 
 def open_input(location: str) -> pa.NativeFile:
     """A random-access file (reads are ranged GETs); raises FileNotFoundError."""
-    system, path = _target(location)
+    system, path = filesystem_for(location)
     return guarded(location, "open", lambda: system.open_input_file(path))
 
 
 def open_output(location: str) -> pa.NativeFile:
     """A stream writing the object at `location`; it appears whole when the stream closes."""
-    system, path = _target(location)
+    system, path = filesystem_for(location)
     SIZES.forget(location)
     return guarded(location, "write", lambda: system.open_output_stream(path))
 
@@ -163,13 +158,13 @@ def open_output(location: str) -> pa.NativeFile:
 
 
 def info(location: str) -> pafs.FileInfo:
-    system, path = _target(location)
+    system, path = filesystem_for(location)
     return guarded(location, "look up", lambda: system.get_file_info(path))
 
 
 def list_entries(folder: str) -> list[tuple[str, pafs.FileInfo]]:
     """(URI, info) of what is directly in `folder` ([] when nothing is there)."""
-    system, path = _target(folder)
+    system, path = filesystem_for(folder)
     selector = pafs.FileSelector(path, allow_not_found=True, recursive=False)
     found = guarded(folder, "list", lambda: system.get_file_info(selector))
     base = folder.rstrip("/")
@@ -183,8 +178,8 @@ def list_entries(folder: str) -> list[tuple[str, pafs.FileInfo]]:
 def walk(root: str) -> Iterator[tuple[str, list[str], list[str]]]:
     """`os.walk` over a prefix, one listing per folder (a caller may prune the folder names)."""
     entries = list_entries(root)
-    folders = [posixpath.basename(uri) for uri, entry in entries if entry.type == pafs.FileType.Directory]
-    files = [posixpath.basename(uri) for uri, entry in entries if entry.type == pafs.FileType.File]
+    folders = [entry.base_name for _, entry in entries if entry.type == pafs.FileType.Directory]
+    files = [entry.base_name for _, entry in entries if entry.type == pafs.FileType.File]
     if not entries and info(root).type != pafs.FileType.Directory:
         return
     yield root.rstrip("/"), folders, files
@@ -197,7 +192,7 @@ def walk(root: str) -> Iterator[tuple[str, list[str], list[str]]]:
 
 def write(location: str, chunks: Iterable[bytes]) -> None:
     """Write the object at `location` in one upload."""
-    system, path = _target(location)
+    system, path = filesystem_for(location)
     SIZES.forget(location)
 
     def upload() -> None:
@@ -235,8 +230,8 @@ def truncate(location: str, size: int) -> None:
 
 def replace(source: str, target: str) -> None:
     """Copy then delete (object stores have no rename)."""
-    system, source_path = _target(source)
-    target_system, target_path = _target(target)
+    system, source_path = filesystem_for(source)
+    target_system, target_path = filesystem_for(target)
     if target_system is not system or split(source).bucket != split(target).bucket:
         write(target, [read_bytes(source)])
     else:
@@ -245,7 +240,7 @@ def replace(source: str, target: str) -> None:
 
 
 def remove(location: str, *, missing_ok: bool = False) -> bool:
-    system, path = _target(location)
+    system, path = filesystem_for(location)
     if info(location).type == pafs.FileType.NotFound:
         if missing_ok:
             return False
@@ -256,7 +251,7 @@ def remove(location: str, *, missing_ok: bool = False) -> bool:
 
 
 def remove_tree(folder: str) -> None:
-    system, path = _target(folder)
+    system, path = filesystem_for(folder)
     guarded(folder, "delete", lambda: system.delete_dir_contents(path, missing_dir_ok=True))
     try:
         system.delete_dir(path)
