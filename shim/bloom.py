@@ -36,6 +36,7 @@ MAX_ENTRIES = 100_000
 _VERSION = -1
 _MURMUR = 1  # Hadoop's hash type code of MurmurHash
 _M = np.uint32(0x5BD1E995)
+_MAX_HASHES = 1024  # Hudi sizes filters with a handful (ln 2 * bits per entry); more is a damaged footer
 _CHUNK = 16_384
 
 
@@ -206,9 +207,13 @@ class DynamicBloomFilter:
     def parse(cls, text: str | bytes) -> DynamicBloomFilter:
         """Read a serialized filter (ValueError when it is not one)."""
         raw = base64.b64decode(text)
+        if len(raw) < 25:
+            raise ValueError(f"a bloom filter of {len(raw)} bytes is truncated")
         version, hashes, hash_type, vector_size = struct.unpack_from(">iibi", raw, 0)
         if version != _VERSION or hash_type != _MURMUR or vector_size <= 0 or hashes <= 0:
             raise ValueError(f"unsupported bloom filter (version {version}, hash type {hash_type})")
+        if hashes > _MAX_HASHES or vector_size > 8 * len(raw):  # each hash costs a pass over the keys
+            raise ValueError(f"a bloom filter of {hashes} hashes over {vector_size} bits is corrupt")
         num_entries, current, row_count = struct.unpack_from(">iii", raw, 13)
         offset, size, rows = 25, (vector_size + 7) // 8, []
         for _ in range(row_count):

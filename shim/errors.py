@@ -6,6 +6,12 @@ HTTP layer and the CLI can report them without parsing messages.
 
 from __future__ import annotations
 
+import pyarrow as pa
+
+UNDECODABLE: tuple[type[BaseException], ...] = (OSError, ValueError, pa.ArrowException)
+"""What pyarrow raises for bytes it cannot decode: I/O and Arrow errors, and ValueErrors such as
+a UnicodeDecodeError from a damaged footer's column names."""
+
 
 class HudiShimError(Exception):
     """Base class of all hudi-shim errors."""

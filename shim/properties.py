@@ -31,6 +31,7 @@ HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
 URL_ENCODE_PARTITIONING = "hoodie.datasource.write.partitionpath.urlencode"
 DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
 POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
+CDC_ENABLED = "hoodie.table.cdc.enabled"
 PAYLOAD_CLASS = "hoodie.compaction.payload.class"
 LEGACY_PAYLOAD_CLASS = "hoodie.payload.class"
 RECORD_MERGE_MODE = "hoodie.record.merge.mode"
@@ -294,6 +295,11 @@ class TableConfig:
     @property
     def populate_meta_fields(self) -> bool:
         return _bool(self.raw.get(POPULATE_META_FIELDS), True)
+
+    @property
+    def cdc_enabled(self) -> bool:
+        """Whether writers keep change-data-capture log blocks (`hoodie.table.cdc.enabled`)."""
+        return _bool(self.raw.get(CDC_ENABLED), False)
 
     @property
     def payload_class(self) -> str | None:

@@ -106,13 +106,15 @@ class TinyTable:
 
     def log(self, rows: Sequence[dict] | pa.Table | None = None, *, deletes: Sequence[str] = (),
             delete_ordering: Sequence[pa.Array] = (), file_id: str = "fg1-0", partition: str = "",
-            base_instant: str | None = None, complete: bool = True, schema: pa.Schema | None = None) -> str:
-        """One deltacommit appending a log file (a data block and/or a delete block)."""
+            base_instant: str | None = None, complete: bool = True, schema: pa.Schema | None = None,
+            block_format: str = "avro") -> str:
+        """One deltacommit appending a log file (a data block, Avro or Parquet, and/or a delete block)."""
         instant, _ = self._begin(Action.DELTA_COMMIT)
         data = self._rows(rows, schema) if rows is not None else None
         write = write_log_blocks(str(self.path), self.config, partition_path=partition, file_id=file_id,
                                  base_instant=base_instant or instant, instant=instant, write_token="0-2-0",
-                                 upserts=data, delete_keys=deletes, delete_ordering=delete_ordering)
+                                 upserts=data, delete_keys=deletes, delete_ordering=delete_ordering,
+                                 block_format=block_format)
         return self._commit([write], instant, Action.DELTA_COMMIT, complete,
                             schema or (data.schema if data is not None else None))
 

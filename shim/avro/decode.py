@@ -20,6 +20,7 @@ from shim.avro._plan import Kind, Node, compile_record
 from shim.errors import ColumnNotFoundError, CorruptFileError
 
 _LEAF_NUMPY: dict[Kind, Any] = {Kind.INT: np.int32, Kind.LONG: np.int64}
+_MAX_EMPTY_ITEMS = 1 << 20
 
 
 def decode_records(
@@ -346,8 +347,11 @@ class _Ctx:
             keep = counts > 0
             active, counts = active[keep], counts[keep]
             room = self.limit[owners[active]] - self.pos[owners[active]]
-            if node.min_item_size and (counts * node.min_item_size > room).any():
-                bad = int(np.flatnonzero(counts * node.min_item_size > room)[0])
+            # Items of no bytes (nulls, empty records) cannot be bounded by the bytes left; no
+            # writer puts millions of them in one record, and counting them is a Python step each.
+            too_many = counts * node.min_item_size > room if node.min_item_size else counts > _MAX_EMPTY_ITEMS
+            if too_many.any():
+                bad = int(np.flatnonzero(too_many)[0])
                 raise self.corrupt(
                     owners[active], bad, f"a block of {int(counts[bad])} items runs past the record"
                 )

@@ -6,7 +6,9 @@ from shim.log.blocks import BlockType, HeaderKey, LogBlock
 from shim.log.delete import DeleteRecords, decode_delete_block
 from shim.log.reader import (
     CorruptBlockWarning,
+    CorruptRegion,
     LogFileContents,
+    block_avro_schema,
     data_block_schema,
     decode_data_block,
     parse_log_bytes,
@@ -25,11 +27,13 @@ from shim.log.writer import (
 __all__ = [
     "BlockType",
     "CorruptBlockWarning",
+    "CorruptRegion",
     "DeleteRecords",
     "HeaderKey",
     "LogBlock",
     "LogFileContents",
     "append_log_blocks",
+    "block_avro_schema",
     "data_block_schema",
     "decode_data_block",
     "decode_delete_block",

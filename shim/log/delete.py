@@ -30,6 +30,7 @@ from shim.log.blocks import BlockType, LogBlock
 from shim.log.reader import LogFileContents
 
 _I32 = struct.Struct(">i")
+_JAVA_SERIALIZATION_MAGIC = b"\xac\xed"  # what versions 1 and 2 hold after their length
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
 DECIMAL_WRAPPER_TYPE = pa.decimal128(30, 15)
@@ -112,16 +113,19 @@ def decode_delete_block(contents: LogFileContents, block: LogBlock) -> DeleteRec
         block.content_offset + block.content_length,
     )
     version = reader.i32()
-    if version != 3:
-        kind = "Java-serialized, written by old Hudi releases" if version in (1, 2) else "unknown"
+    if version in (1, 2) and contents.data[reader.pos + 4 : reader.pos + 6] == _JAVA_SERIALIZATION_MAGIC:
         raise UnsupportedFeatureError(
             f"{contents.path}: delete block at byte offset {block.offset} has content version {version} "
-            f"({kind}); only version 3 can be read. Compact the file group with Hudi first.",
+            "(Java-serialized, written by old Hudi releases); only version 3 can be read. "
+            "Compact the file group with Hudi first.",
             feature=f"delete-block-v{version}",
             path=contents.path,
         )
+    if version != 3:
+        raise reader.corrupt(f"content version {version}, which Hudi never wrote,")
     size = reader.i32()
-    reader.end = reader.need(size)
+    if reader.need(size) != reader.end:  # Hudi writes the payload and nothing after it
+        raise reader.corrupt(f"a payload of {size} bytes in {reader.end - reader.pos} bytes of content")
     keys: list[str | None] = []
     partitions: list[str | None] = []
     orderings: list[tuple[Wrapper, Any]] = []
@@ -129,6 +133,8 @@ def decode_delete_block(contents: LogFileContents, block: LogBlock) -> DeleteRec
         keys.append(reader.optional_string())
         partitions.append(reader.optional_string())
         orderings.append(reader.wrapped())
+    if reader.pos != reader.end:
+        raise reader.corrupt(f"{reader.end - reader.pos} bytes after the last delete")
     return DeleteRecords(
         record_keys=pa.array(keys, type=pa.string()),
         partition_paths=pa.array(partitions, type=pa.string()),
@@ -232,12 +238,7 @@ class _Reader:
     def branch(self, branches: int) -> int:
         index = self.long()
         if not 0 <= index < branches:
-            raise UnsupportedFeatureError(
-                f"{self.path}: delete block at byte offset {self.block_offset} uses union branch {index}, "
-                "unknown to this reader (a newer Hudi ordering value wrapper?)",
-                feature="delete-ordering-wrapper",
-                path=self.path,
-            )
+            raise self.corrupt(f"union branch {index}, which no Hudi release writes,")
         return index
 
     def optional_string(self) -> str | None:
@@ -273,7 +274,10 @@ class _Reader:
             return self.raw(self.long())
         if kind is Wrapper.STRING:
             return self.string()
-        unscaled = int.from_bytes(self.raw(self.long()), "big", signed=True)
+        size = self.long()
+        if size > 16:  # DecimalWrapper holds a decimal(30, 15): at most 16 bytes unscaled
+            raise self.corrupt(f"a decimal of {size} bytes")
+        unscaled = int.from_bytes(self.raw(size), "big", signed=True)
         digits = tuple(int(d) for d in str(abs(unscaled)))
         return Decimal((1 if unscaled < 0 else 0, digits, -DECIMAL_WRAPPER_TYPE.scale))
 

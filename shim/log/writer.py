@@ -109,7 +109,7 @@ def encode_avro_records_block(records: Sequence[bytes], schema: Mapping[str, Any
 
 def encode_parquet_data_block(table: pa.Table, header: Header, **parquet_options: Any) -> bytes:
     """A PARQUET_DATA block: the whole Parquet file of `table`, written with `parquet_options`
-    (`pyarrow.parquet.write_table` arguments; snappy unless `compression` says otherwise).
+    (`pyarrow.parquet.write_table` arguments; snappy and page checksums unless they say otherwise).
 
     The header must carry INSTANT_TIME and SCHEMA (the writer's Avro schema).
     """
@@ -117,7 +117,7 @@ def encode_parquet_data_block(table: pa.Table, header: Header, **parquet_options
     sink = io.BytesIO()
     if has_field_ids(table.schema):  # Hudi's blocks carry no field ids
         table = table.cast(without_field_ids(table.schema))
-    pq.write_table(table, sink, **{"compression": "snappy", **parquet_options})
+    pq.write_table(table, sink, **{"compression": "snappy", "write_page_checksum": True, **parquet_options})
     return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue())
 
 

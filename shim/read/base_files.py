@@ -11,7 +11,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from shim import storage
-from shim.errors import CorruptFileError, file_gone, is_missing_file
+from shim.errors import UNDECODABLE, CorruptFileError, file_gone, is_missing_file
 from shim.read.dictionary_filter import dictionary_mask, only_column
 from shim.read.partition_fill import as_dictionary_field
 from shim.read.plan import FilePlan
@@ -51,7 +51,7 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
     version (size and mtime)."""
     try:
         return _parsed_footer(path, *storage.file_version(path))
-    except (OSError, pa.ArrowInvalid) as exc:
+    except UNDECODABLE as exc:
         if is_missing_file(exc):
             raise file_gone(path) from exc
         raise CorruptFileError(f"cannot read Parquet footer of {path}: {exc}", path=path) from exc
@@ -79,9 +79,15 @@ def _dictionary_stored(metadata: pq.FileMetaData, schema: pa.Schema) -> frozense
     return frozenset(candidates)
 
 
+_VERIFY_PAGES = ds.ParquetFragmentScanOptions(page_checksum_verification=True)
+"""Pages whose header carries a CRC (parquet-java writes them by default, and so do we) are
+checked against it: a flipped byte in a page is an error, not a changed value."""
+
+
 @functools.lru_cache(maxsize=64)
 def _parquet_format(dictionary: tuple[str, ...]) -> ds.ParquetFileFormat:
-    return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=set(dictionary)))
+    return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=set(dictionary)),
+                                default_fragment_scan_options=_VERIFY_PAGES)
 
 
 def scan_parquet(
@@ -145,7 +151,7 @@ def scan_parquet(
             time_limit.check()
             if batch.num_rows:
                 yield _apply_keeping(plan, batch, kept)
-    except (OSError, pa.ArrowInvalid) as exc:
+    except UNDECODABLE as exc:
         gone = [p for p in paths if not storage.exists(p)]
         if gone:
             raise file_gone(gone[0]) from exc
@@ -161,10 +167,10 @@ def _unreadable(paths: Sequence[str], columns: Sequence[str], error: BaseExcepti
         return named[0]
     for path in paths:
         try:
-            source = pq.ParquetFile(storage.parquet_source(path))
+            source = pq.ParquetFile(storage.parquet_source(path), page_checksum_verification=True)
             for _ in source.iter_batches(columns=list(columns), use_threads=False):
                 pass
-        except (OSError, pa.ArrowInvalid):
+        except UNDECODABLE:
             return path
     return paths[0]
 
@@ -201,7 +207,8 @@ def iter_parquet_in_order(
         columns = _columns_to_read(plan, file_schema)
         kept = kept_dictionaries(plan, file_schema, dictionaries)
         dictionary = list(dict.fromkeys([*dictionary_columns(path, columns), *kept]))
-        parquet = pq.ParquetFile(storage.parquet_source(path), metadata=metadata, read_dictionary=dictionary or None)
+        parquet = pq.ParquetFile(storage.parquet_source(path), metadata=metadata, read_dictionary=dictionary or None,
+                                 page_checksum_verification=True)
         offset = 0
         # Arrow's threads decode columns side by side: for one column they only cost a hand-off.
         threads = len(columns) > 1 and not bounded
@@ -233,7 +240,7 @@ def iter_parquet_in_order(
                 continue
             for start in range(0, batch.num_rows, batch_size):  # the rows read count once
                 yield (rows if start == 0 else 0), batch.slice(start, batch_size)
-    except (OSError, pa.ArrowInvalid) as exc:
+    except UNDECODABLE as exc:
         if is_missing_file(exc) or not storage.exists(path):
             raise file_gone(path) from exc
         raise CorruptFileError(f"cannot read Parquet data from {path}: {exc}", path=path) from exc

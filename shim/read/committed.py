@@ -12,6 +12,7 @@ are not known here and are not checked.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import defaultdict
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from shim.errors import CommittedDataError
 from shim.files import BaseFile, LogFile, parse_base_file, parse_log_file
 from shim.layout.slices import FileGroupFiles, FileSlice, latest_file_slice
-from shim.timeline.instant import Action, instant_key
+from shim.timeline.instant import Action, Instant, instant_key
 from shim.timeline.timeline import Timeline
 
 _REMOVING = (Action.CLEAN, Action.ROLLBACK)
@@ -51,6 +52,8 @@ class CommittedFiles:
         self._groups: dict[tuple[str, str], list[_Written]] | None = None
         self._ranges: dict[tuple[str, str], list[CommittedRange]] = {}
         self._removed: frozenset[str] = frozenset()
+        self._writes: dict[str, Instant] = {}
+        self._fields: dict[str, frozenset[str] | None] = {}
 
     def _load(self) -> dict[tuple[str, str], list[_Written]]:
         with self._lock:
@@ -60,6 +63,7 @@ class CommittedFiles:
             ranges: dict[tuple[str, str], list[CommittedRange]] = defaultdict(list)
             for instant in self.timeline.completed_writes():
                 commit = instant.requested_time
+                self._writes[commit] = instant
                 for stat in self.timeline.commit_metadata(instant).write_stats:
                     name, partition = stat.file_name, stat.partition_path
                     written = parse_base_file(name, partition) or parse_log_file(name, partition)
@@ -94,6 +98,17 @@ class CommittedFiles:
         return [r for r in self._ranges.get((partition, name), ())
                 if self.timeline.is_committed(r.instant, read_instant)]
 
+    def schema_fields(self, instant: str) -> frozenset[str] | None:
+        """Top-level field names of the Avro schema the completed write `instant` wrote with
+        (its commit metadata's `schema`); None when it records none or is not a known write."""
+        self._load()
+        with self._lock:
+            if instant not in self._fields:
+                written = self._writes.get(instant)
+                text = None if written is None else self.timeline.commit_metadata(written).schema
+                self._fields[instant] = None if text is None else _field_names(text)
+            return self._fields[instant]
+
     def check_slices(self, slices: Sequence[FileSlice], partitions: Iterable[str], read_instant: str,
                      table_path: str, *, logs: bool = True) -> None:
         """Raise when a slice lacks a file the commits say it holds, in the given partitions
@@ -124,6 +139,17 @@ class CommittedFiles:
                     f"{path} is missing: the completed commit {commit} wrote it, and no clean or rollback "
                     "removed it; reading on would return older or fewer rows",
                     path=path, instant=commit)
+
+
+def _field_names(schema: str) -> frozenset[str] | None:
+    try:
+        parsed = json.loads(schema)
+    except ValueError:
+        return None
+    fields = parsed.get("fields") if isinstance(parsed, dict) else None
+    if not isinstance(fields, list):
+        return None
+    return frozenset(str(f.get("name")) for f in fields if isinstance(f, dict))
 
 
 def _group_of(key: tuple[str, str], written: list[_Written]) -> FileGroupFiles:

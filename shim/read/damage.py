@@ -3,8 +3,11 @@
 Hudi's log reader skips a block that fails its checks (the torn tail of an append that died is
 the expected case) and goes on. A block inside the bytes a completed commit appended (its write
 stat: `logOffset` to `fileSizeInBytes`) was written whole and committed: when it cannot be read,
-or the file ends before those bytes, its records are lost. Reads raise `CommittedDataError` for
-that by default; `corrupt="skip"` keeps Hudi's skipping and reports every region skipped.
+when it disagrees with that commit (another instant, a block type a write does not append, a
+schema naming columns the commit's schema lacks), or when the file ends before those bytes, its
+records are lost or wrong. Reads raise `CommittedDataError` for that by default, and
+`CorruptFileError` for a block no known commit wrote that Hudi itself could not read;
+`corrupt="skip"` skips both, as Hudi skips what it can, and reports every region skipped.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import os
 import threading
 from dataclasses import asdict, dataclass
 
-from shim.errors import CommittedDataError, InvalidArgumentError
+from shim.errors import CommittedDataError, CorruptFileError, InvalidArgumentError
+from shim.log.blocks import LogBlock
 from shim.log.reader import LogFileContents
-from shim.read.committed import CommittedFiles
+from shim.read.committed import CommittedFiles, CommittedRange
 from shim.scan_options import CorruptMode
 
 CORRUPT_MODES: tuple[CorruptMode, ...] = ("error", "skip")
@@ -88,8 +92,9 @@ class SkippedBlocks:
 
 @dataclass(slots=True)
 class LogDamage:
-    """How a read of one file slice treats corrupt regions of its log files; `found` tells
-    whether it met any (the slice's merge is then not remembered: each read meets them anew)."""
+    """How a read of one file slice treats corrupt regions and damaged blocks of its log files;
+    `found` tells whether it met any (the slice's merge is then not remembered: each read meets
+    them anew)."""
 
     committed: CommittedFiles
     partition: str
@@ -99,34 +104,77 @@ class LogDamage:
     found: bool = False
 
     def check(self, contents: LogFileContents) -> None:
-        """Raise for committed bytes of the file that cannot be read (unless skipping them);
-        record the regions skipped.
+        """Raise for committed bytes of the file that cannot be read, and for blocks Hudi itself
+        would fail on (unless skipping them); record the regions skipped.
 
         Raises:
             CommittedDataError: naming the file, the offset and the commit that wrote the bytes.
+            CorruptFileError: a malformed block no known commit wrote, naming file and offset.
         """
         path, size = contents.path, len(contents.data)
-        ranges = self.committed.log_ranges(self.partition, os.path.basename(path), self.read_instant)
-        if not contents.corrupt_regions and all(r.end <= size for r in ranges):
+        ranges = self._ranges(contents)
+        if not contents.corrupt and all(r.end <= size for r in ranges):
             return
         self.found = True
         found: list[SkippedBlock] = []
-        for (start, end), reason in zip(contents.corrupt_regions, contents.corrupt_reasons, strict=True):
-            hit = next((r for r in ranges if r.start < end and start < r.end), None)
-            found.append(SkippedBlock(path, start, end - start, reason, hit.instant if hit else None))
+        for region in contents.corrupt:
+            hit = next((r for r in ranges if r.start < region.end and region.start < r.end), None)
+            found.append(SkippedBlock(path, region.start, region.end - region.start, region.reason,
+                                      hit.instant if hit else None))
         cut = max(ranges, key=lambda r: r.end, default=None)
         if cut is not None and cut.end > size and not any(s.offset + s.length == size and s.instant for s in found):
             found.append(SkippedBlock(path, size, cut.end - size,
                                       f"the file ends at byte {size}, before the end of what was appended", cut.instant))
-        lost = [block for block in found if block.instant is not None]
-        if lost and self.mode == "error":
-            first = lost[0]
-            raise CommittedDataError(
-                f"{path}: log bytes at offset {first.offset} cannot be read ({first.reason}), but the completed "
-                f"commit {first.instant} appended them: its records would be lost; "
-                "read with corrupt='skip' to go on without them, as Hudi does",
-                path=path, offset=first.offset, instant=first.instant)
+        if self.mode == "error":
+            lost = next((block for block in found if block.instant is not None), None)
+            if lost is not None:
+                raise _lost(lost)
+            unreadable = next((r for r in contents.corrupt if not r.hudi_skips), None)
+            if unreadable is not None:
+                contents.raise_unreadable()
         if self.skipped is not None:
             for block in found:
                 self.skipped.add(block)
 
+    def written_by(self, contents: LogFileContents, block: LogBlock) -> CommittedRange | None:
+        """The committed append the block lies in (None: no write visible to this read made it)."""
+        return next((r for r in self._ranges(contents) if r.start <= block.offset < r.end), None)
+
+    def reject(self, contents: LogFileContents, block: LogBlock, reason: str,
+               written: CommittedRange | None) -> None:
+        """A block that must not be applied as it reads: raise (naming file, offset and the
+        commit that appended it, if known), or skip it and report it when skipping.
+
+        Raises:
+            CommittedDataError: a commit visible to this read appended the block.
+            CorruptFileError: no known commit did.
+        """
+        self.found = True
+        length = block.content_offset + block.content_length + 8 - block.offset
+        skipped = SkippedBlock(contents.path, block.offset, length, reason, written.instant if written else None)
+        if self.mode == "error":
+            if written is not None:
+                raise _lost(skipped)
+            raise CorruptFileError(f"{contents.path}: log block at byte offset {block.offset} is corrupt: {reason}",
+                                   path=contents.path, offset=block.offset)
+        if self.skipped is not None:
+            self.skipped.add(skipped)
+
+    def undecodable(self, contents: LogFileContents, block: LogBlock, error: CorruptFileError) -> None:
+        """A block whose content does not decode: raise the error (as `CommittedDataError` naming
+        the commit, when a visible commit appended it), or skip the block when skipping."""
+        written = self.written_by(contents, block)
+        if self.mode == "error" and written is None:
+            raise error
+        self.reject(contents, block, error.message.removeprefix(f"{contents.path}: "), written)
+
+    def _ranges(self, contents: LogFileContents) -> list[CommittedRange]:
+        return self.committed.log_ranges(self.partition, os.path.basename(contents.path), self.read_instant)
+
+
+def _lost(block: SkippedBlock) -> CommittedDataError:
+    return CommittedDataError(
+        f"{block.path}: log bytes at offset {block.offset} cannot be read ({block.reason}), but the completed "
+        f"commit {block.instant} appended them: its records would be lost; "
+        "read with corrupt='skip' to go on without them, as Hudi does",
+        path=block.path, offset=block.offset, instant=block.instant)

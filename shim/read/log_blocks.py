@@ -2,13 +2,14 @@
 
 Hudi's log scanner rules (`BaseHoodieLogRecordReader.scanInternal`):
 - corrupt blocks are skipped (the reader already warned about them), unless a completed commit
-  wrote them (`shim.read.damage`);
+  wrote them or Hudi itself could not read them (`shim.read.damage`), and so is a block that
+  disagrees with the commit that appended it (another instant, type or schema: a damaged header);
 - data and delete blocks whose instant is after the read instant, or not a completed write, are
   skipped (uncommitted data is never visible);
 - a rollback command block removes every earlier block written by its target instant;
 - a log-compaction block (`COMPACTED_BLOCK_TIMES`) replaces the blocks of the instants it
   compacted, taking the place of the newest of them;
-- partial-update blocks (`IS_PARTIAL`) and non-rollback command blocks are not supported.
+- partial-update blocks (`IS_PARTIAL`) are not supported.
 """
 
 from __future__ import annotations
@@ -16,14 +17,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shim.errors import UnsupportedFeatureError
+from shim.errors import CorruptFileError, UnsupportedFeatureError
+from shim.layout.table_schema import OPERATION_COLUMN
 from shim.log.blocks import BlockType, HeaderKey, LogBlock
-from shim.log.reader import LogFileContents, read_log_file
+from shim.log.reader import LogFileContents, block_avro_schema, read_log_file
+from shim.read.committed import CommittedRange
 from shim.read.damage import LogDamage
+from shim.schema import META_FIELD_NAMES
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
 
 DATA_BLOCKS = (BlockType.AVRO_DATA, BlockType.PARQUET_DATA)
+_WRITER_FIELDS = frozenset(META_FIELD_NAMES) | {OPERATION_COLUMN}
+"""Columns a block's schema holds beyond the commit's (which leaves the meta columns out)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,39 +43,35 @@ class VisibleBlock:
 def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: str,
                    damage: LogDamage | None = None) -> list[VisibleBlock]:
     """The data and delete blocks a read as of `read_instant` applies, in order; `damage` decides
-    about corrupt regions (without: skipped, as Hudi does)."""
+    about corrupt regions and damaged blocks (without: regions Hudi skips are skipped, anything
+    else raises `CorruptFileError`)."""
     kept: list[VisibleBlock] = []
+    cdc = timeline.config.cdc_enabled
     for path in log_paths:
         contents = read_log_file(path)
         if damage is not None:
             damage.check(contents)
+        else:
+            contents.raise_unreadable()
         for block in contents.blocks:
+            written = damage.written_by(contents, block) if damage is not None else None
+            problem = _damaged(contents, block, written, damage, cdc)
+            if problem is not None:
+                if damage is None:
+                    raise CorruptFileError(f"{path}: log block at byte offset {block.offset} is corrupt: {problem}",
+                                           path=path, offset=block.offset)
+                damage.reject(contents, block, problem, written)
+                continue
             kind = block.block_type
-            if kind is BlockType.CORRUPT or kind is BlockType.CDC:
+            if kind is BlockType.CDC:
                 continue
             if kind is BlockType.COMMAND:
-                if not block.is_rollback_command:
-                    raise UnsupportedFeatureError(
-                        f"{path}: command block at offset {block.offset} is not a rollback",
-                        feature="log-command-block",
-                        path=path,
-                    )
                 target = block.target_instant_time
                 kept = [v for v in kept if v.block.instant_time != target]
                 continue
-            if kind is BlockType.HFILE:
-                raise UnsupportedFeatureError(
-                    f"{path}: HFile data blocks (offset {block.offset}) are only written to the metadata "
-                    "table; hudi-shim does not read them",
-                    feature="hfile-log-block",
-                    path=path,
-                )
-            if kind not in DATA_BLOCKS and kind is not BlockType.DELETE:
-                continue
             instant = block.instant_time
-            if instant is None or instant_key(instant) > instant_key(read_instant):
-                continue
-            if not timeline.is_committed(instant, read_instant):
+            assert instant is not None
+            if instant_key(instant) > instant_key(read_instant) or not timeline.is_committed(instant, read_instant):
                 continue
             if (block.header.get(HeaderKey.IS_PARTIAL) or "").lower() == "true":
                 raise UnsupportedFeatureError(
@@ -81,6 +83,45 @@ def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: s
                 )
             kept.append(VisibleBlock(contents, block))
     return _apply_log_compaction(kept)
+
+
+def _damaged(contents: LogFileContents, block: LogBlock, written: CommittedRange | None,
+             damage: LogDamage | None, cdc: bool) -> str | None:
+    """Why a block that parsed cannot be what a data table's writers append (None: it can).
+
+    Inside the bytes a visible commit appended (`written`), the block must be a data or delete
+    block (or a change-data-capture block, on tables that keep them) of that very instant, and
+    a data block's schema may name no top-level column the commit's schema lacks.
+    """
+    kind = block.block_type
+    if kind is BlockType.HFILE:
+        return "an HFile block, which Hudi writes only to the metadata table"
+    if kind is BlockType.COMMAND:
+        if not block.is_rollback_command:
+            return "a command block that is not a rollback (the only command Hudi writes)"
+        return f"a rollback command block inside what write {written.instant} appended" if written else None
+    if kind is BlockType.CDC:
+        return "a change-data-capture block on a table that keeps none" if written and not cdc else None
+    instant = block.instant_time
+    if instant is None:
+        return "a data or delete block without an INSTANT_TIME header"
+    if written is not None and instant != written.instant:
+        return f"its INSTANT_TIME {instant!r} is not {written.instant}, the commit that appended it"
+    if kind not in DATA_BLOCKS:
+        return None
+    try:
+        schema = block_avro_schema(contents, block)
+    except CorruptFileError as exc:
+        return exc.message.removeprefix(f"{contents.path}: ")
+    if written is None or damage is None:
+        return None
+    expected = damage.committed.schema_fields(written.instant)
+    names = {str(field.get("name")) for field in schema.get("fields") or () if isinstance(field, dict)}
+    unknown = sorted(names - (expected or names) - _WRITER_FIELDS)
+    if unknown:
+        return (f"its schema names columns the schema of commit {written.instant} lacks "
+                f"({', '.join(repr(n) for n in unknown[:5])})")
+    return None
 
 
 def _apply_log_compaction(blocks: list[VisibleBlock]) -> list[VisibleBlock]:

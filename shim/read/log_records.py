@@ -9,10 +9,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from shim.errors import CorruptFileError
 from shim.layout.table_schema import OPERATION_COLUMN
 from shim.log.blocks import BlockType
 from shim.log.delete import decode_delete_block
 from shim.log.reader import data_block_schema, decode_data_block
+from shim.read.damage import LogDamage
 from shim.read.keys import record_keys
 from shim.read.log_blocks import VisibleBlock
 from shim.read.merge import EventKind, LogEvents
@@ -35,8 +37,10 @@ def read_slice_log(
     resolver: SchemaResolver,
     read_schema: pa.Schema,
     spec: MergeSpec,
+    damage: LogDamage | None = None,
 ) -> SliceLog:
-    """Decode every visible block into `read_schema` columns and one event per record."""
+    """Decode every visible block into `read_schema` columns and one event per record; a block
+    that does not decode is `damage`'s to decide on (without: its error is raised)."""
     columns = list(read_schema.names)
     if OPERATION_COLUMN not in columns:
         columns.append(OPERATION_COLUMN)
@@ -46,31 +50,23 @@ def read_slice_log(
     ordering_fields = spec.ordering_fields if spec.mode is MergeMode.EVENT_TIME_ORDERING else ()
     ordering_types = [read_schema.field(f).type for f in ordering_fields]
     for visible in blocks:
-        block = visible.block
-        location = f"{visible.contents.path}@{block.offset}"
-        if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
-            file_schema = data_block_schema(visible.contents, block).remove_metadata()  # plans cached by schema
-            plan = resolver.plan(
-                instant=block.instant_time or "", file_schema=file_schema, columns=columns, path=location
-            )
-            table = decode_data_block(visible.contents, block, columns=list(plan.read_columns))
-            batch = plan.apply(_one_batch(table, plan.read_columns))
-            n = batch.num_rows
-            if n == 0:
-                continue
-            keys = record_keys(batch, spec, location)
-            ordering = tuple(batch.column(f) for f in ordering_fields)
-            kinds = _data_kinds(batch, spec, ordering)
-            parts.append((keys, ordering, kinds, np.arange(offset, offset + n, dtype=np.int64)))
-            batches.append(batch.select(read_schema.names))
-            offset += n
-        elif block.block_type is BlockType.DELETE:
-            deletes = decode_delete_block(visible.contents, block)
-            n = len(deletes.record_keys)
-            if n == 0:
-                continue
-            ordering, kinds = _delete_ordering(deletes.ordering_values, ordering_types, n, spec)
-            parts.append((deletes.record_keys, ordering, kinds, np.full(n, -1, dtype=np.int64)))
+        try:
+            part = _block_records(visible, resolver, columns, spec, ordering_fields, ordering_types)
+        except CorruptFileError as exc:
+            if damage is None:
+                raise
+            damage.undecodable(visible.contents, visible.block, exc)
+            continue
+        if part is None:
+            continue
+        keys, ordering, kinds, batch = part
+        if batch is None:
+            parts.append((keys, ordering, kinds, np.full(len(keys), -1, dtype=np.int64)))
+            continue
+        n = batch.num_rows
+        parts.append((keys, ordering, kinds, np.arange(offset, offset + n, dtype=np.int64)))
+        batches.append(batch.select(read_schema.names))
+        offset += n
     data = pa.Table.from_batches(batches, schema=read_schema) if batches else read_schema.empty_table()
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
@@ -83,6 +79,38 @@ def read_slice_log(
     kinds = np.concatenate([p[2] for p in parts]).astype(np.int8)
     data_index = np.concatenate([p[3] for p in parts])
     return SliceLog(data, LogEvents(keys, ordering_columns, kinds, data_index))
+
+
+_BlockRecords = tuple[pa.Array, tuple[pa.Array, ...], np.ndarray, pa.RecordBatch | None]
+
+
+def _block_records(visible: VisibleBlock, resolver: SchemaResolver, columns: list[str], spec: MergeSpec,
+                   ordering_fields: Sequence[str],
+                   ordering_types: Sequence[pa.DataType]) -> _BlockRecords | None:
+    """One block's keys, ordering values and event kinds, with its records (None for deletes);
+    None when it holds no record."""
+    block = visible.block
+    if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
+        location = f"{visible.contents.path}@{block.offset}"
+        file_schema = data_block_schema(visible.contents, block).remove_metadata()  # plans cached by schema
+        plan = resolver.plan(
+            instant=block.instant_time or "", file_schema=file_schema, columns=columns, path=location
+        )
+        table = decode_data_block(visible.contents, block, columns=list(plan.read_columns))
+        batch = plan.apply(_one_batch(table, plan.read_columns))
+        if batch.num_rows == 0:
+            return None
+        keys = record_keys(batch, spec, visible.contents.path, block.offset)
+        ordering = tuple(batch.column(f) for f in ordering_fields)
+        return keys, ordering, _data_kinds(batch, spec, ordering), batch
+    if block.block_type is BlockType.DELETE:
+        deletes = decode_delete_block(visible.contents, block)
+        n = len(deletes.record_keys)
+        if n == 0:
+            return None
+        ordering, kinds = _delete_ordering(deletes.ordering_values, ordering_types, n, spec)
+        return deletes.record_keys, ordering, kinds, None
+    return None
 
 
 def _one_batch(table: pa.Table, names: Sequence[str]) -> pa.RecordBatch:

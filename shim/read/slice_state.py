@@ -149,10 +149,8 @@ def decode_standing_rows(scan: PlannedScan, file_slice: FileSlice, choices: Slic
     table = scan.table
     damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, "skip", None)
     blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
-    if damage.found:
-        return None
-    log = read_slice_log(blocks, scan.schemas.resolver, schema, spec)
-    if len(log.data) <= int(choices.log_positions.max()):
+    log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage)
+    if damage.found or len(log.data) <= int(choices.log_positions.max()):
         return None
     return standing_rows(log.data, choices)
 
@@ -186,7 +184,7 @@ def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: Skipped
     if not isinstance(side, SliceLog) or not _holds(side.data, schema):
         damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, scan.corrupt, skipped)
         blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
-        log = read_slice_log(blocks, scan.schemas.resolver, schema, spec)
+        log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage)
         side = SliceLog(log.data, resolve_winners(log.events, spec.mode))
         remember = not damage.found
         if remember:

@@ -26,7 +26,12 @@ from shim.keys.keygen import key_columns, record_keys
 from shim.keys.partition_scheme import scheme_of_table
 from shim.layout.table_schema import META_COLUMNS
 from shim.log.blocks import HeaderKey
-from shim.log.writer import encode_avro_data_block, encode_delete_block, write_log_file
+from shim.log.writer import (
+    encode_avro_data_block,
+    encode_delete_block,
+    encode_parquet_data_block,
+    write_log_file,
+)
 from shim.properties import TableConfig
 from shim.schema.arrow import has_field_ids, without_field_ids
 from shim.storage import join, list_names
@@ -235,8 +240,10 @@ def write_log_blocks(
     delete_ordering: Sequence[pa.Array] = (),
     partition_id: int = 0,
     base_file: str | None = None,
+    block_format: str = "avro",
 ) -> FileWrite:
-    """Write a new log file holding an Avro data block and/or a delete block for `instant`."""
+    """Write a new log file holding a data block (Avro, or Parquet with `block_format`) and/or a
+    delete block for `instant`."""
     folder = join(table_path, partition_path)
     storage.make_dirs(folder)
     ensure_partition_metafile(table_path, partition_path, instant)
@@ -249,7 +256,10 @@ def write_log_blocks(
         full = with_meta_columns(upserts, config, instant=instant, file_name=file_id, partition_id=partition_id)
         schema = avro_record_schema(config.name, full.schema)
         header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: json.dumps(schema)}
-        blocks.append(encode_avro_data_block(full, schema, header))
+        if block_format == "parquet":
+            blocks.append(encode_parquet_data_block(full, header))
+        else:
+            blocks.append(encode_avro_data_block(full, schema, header))
         written += full.num_rows
     if delete_keys:
         n = len(delete_keys)

@@ -1,7 +1,8 @@
 """How Parquet files are encoded: Hudi's `hoodie.parquet.*` storage settings, for base files and
 Parquet log blocks.
 
-Defaults are Hudi's: snappy, dictionaries on, row groups of about 120 MiB. Per-record unique meta
+Defaults are Hudi's: snappy, dictionaries on, row groups of about 120 MiB, a CRC in every page
+header (parquet-java's `parquet.page.write-checksum.enabled`). Per-record unique meta
 columns (sequence numbers, record keys) get no dictionary, and meta columns nobody filters on get
 no statistics, whatever the settings.
 """
@@ -52,6 +53,7 @@ class ParquetSettings:
             "compression": CODECS[self.codec],
             "use_dictionary": [c for c in columns if c not in unique] if self.dictionary else False,
             "write_statistics": [c for c in columns if c not in _NO_STATISTICS],
+            "write_page_checksum": True,  # as parquet-java writes them: readers verify each page
         }
 
     def row_group_rows(self, table: pa.Table) -> int:

@@ -183,12 +183,26 @@ def test_decode_delete_block_mixed_wrapper_types_raise_unsupported() -> None:
     assert info.value.feature == "delete-ordering-mixed-types"
 
 
-def test_decode_delete_block_unknown_wrapper_branch_raises_unsupported() -> None:
+def test_decode_delete_block_unknown_wrapper_branch_is_corrupt_naming_the_block() -> None:
     payload = bytes([0x02, 0x02, 0x02, ord("a"), 0x00, 0x1A, 0x00])  # branch 13
 
-    with pytest.raises(UnsupportedFeatureError, match="uses union branch 13") as info:
+    with pytest.raises(CorruptFileError, match="union branch 13, which no Hudi release writes") as info:
         _decode(_delete_block_with_payload(payload))
-    assert info.value.feature == "delete-ordering-wrapper"
+    assert (info.value.path, info.value.offset) == (PATH, 0)
+
+
+def test_decode_delete_block_unknown_version_is_corrupt_and_version_2_without_java_bytes_too() -> None:
+    for version, payload in ((7, bytes([0x00])), (2, bytes([0x00]))):
+        with pytest.raises(CorruptFileError, match=f"content version {version}, which Hudi never wrote") as info:
+            _decode(_delete_block_with_payload(payload, version=version))
+        assert (info.value.path, info.value.offset) == (PATH, 0)
+
+
+def test_decode_delete_block_bytes_after_the_deletes_are_corrupt() -> None:
+    payload = bytes([0x02, 0x02, 0x02, ord("a"), 0x00, 0x00, 0x00]) + b"\x00\x00"  # one delete, then two bytes
+
+    with pytest.raises(CorruptFileError, match="2 bytes after the last delete"):
+        _decode(_delete_block_with_payload(payload))
 
 
 def test_decode_delete_block_truncated_payload_raises_corrupt() -> None:

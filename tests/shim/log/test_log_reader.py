@@ -15,7 +15,9 @@ from shim.errors import ColumnNotFoundError, CorruptFileError, InvalidArgumentEr
 from shim.log import (
     BlockType,
     CorruptBlockWarning,
+    CorruptRegion,
     HeaderKey,
+    LogFileContents,
     data_block_schema,
     decode_data_block,
     encode_avro_data_block,
@@ -234,29 +236,48 @@ def test_parse_log_bytes_fewer_than_magic_trailing_bytes_are_ignored_silently() 
         assert _instants(_command("100") + b"#HU") == ["100"]
 
 
-def test_parse_log_bytes_file_not_starting_with_magic_raises_corrupt() -> None:
-    with pytest.raises(CorruptFileError, match=r"/t/x: no log block starts at byte offset 0") as info:
-        parse_log_bytes(b"not a log" + _command("100"), "/t/x")
+def _malformed(data: bytes, path: str = "/t/x") -> LogFileContents:
+    with pytest.warns(CorruptBlockWarning, match="malformed log block"):
+        return parse_log_bytes(data, path)
+
+
+def test_parse_log_bytes_file_not_starting_with_magic_is_a_region_hudi_cannot_read() -> None:
+    contents = _malformed(b"not a log" + _command("100"))
+
+    assert [b.instant_time for b in contents.blocks] == ["100"]
+    assert contents.corrupt == (CorruptRegion(0, 9, "no log block starts here", hudi_skips=False),)
+    with pytest.raises(CorruptFileError, match=r"/t/x: log block at byte offset 0 is malformed: no log block") as info:
+        contents.raise_unreadable()
     assert (info.value.path, info.value.offset) == ("/t/x", 0)
 
 
-def test_parse_log_bytes_unsupported_format_version_raises_naming_file_and_offset() -> None:
+def test_parse_log_bytes_unsupported_format_version_is_malformed_naming_the_offset() -> None:
     block = bytearray(_command("200"))
     struct.pack_into(">i", block, 14, 2)
 
-    expected = rf"/t/x: log block at byte offset {len(block)} has log format version 2"
-    with pytest.raises(UnsupportedFeatureError, match=expected) as info:
-        parse_log_bytes(_command("100") + bytes(block), "/t/x")
-    assert info.value.feature == "log-format-version-2"
+    contents = _malformed(_command("100") + bytes(block))
+
+    assert [b.instant_time for b in contents.blocks] == ["100"]
+    [region] = contents.corrupt
+    assert (region.start, region.end, region.hudi_skips) == (len(block), 2 * len(block), False)
+    assert "log format version 2" in region.reason
 
 
-def test_parse_log_bytes_unknown_block_type_raises_unsupported() -> None:
+@pytest.mark.parametrize("type_id", [9, BlockType.CORRUPT.value])
+def test_parse_log_bytes_block_type_hudi_never_writes_is_malformed(type_id: int) -> None:
     block = bytearray(_command("200"))
-    struct.pack_into(">i", block, 18, 9)
+    struct.pack_into(">i", block, 18, type_id)
 
-    with pytest.raises(UnsupportedFeatureError, match="byte offset 0 has unknown block type 9") as info:
-        parse_log_bytes(bytes(block), "/t/x")
-    assert info.value.feature == "log-block-type-9"
+    [region] = _malformed(bytes(block)).corrupt
+    assert region.reason == f"block type {type_id}, which Hudi never writes to a file"
+
+
+def test_parse_log_bytes_header_that_is_not_utf8_or_repeats_a_key_is_malformed() -> None:
+    bad_text = encode_block(BlockType.COMMAND, {HeaderKey.INSTANT_TIME: "100"}, b"").replace(b"100", b"1\xff0")
+    assert "entry 0 is not UTF-8" in _malformed(bad_text).corrupt[0].reason
+    twice = bytearray(encode_block(BlockType.COMMAND, {HeaderKey.INSTANT_TIME: "1", HeaderKey.SCHEMA: "2"}, b""))
+    struct.pack_into(">i", twice, 35, HeaderKey.INSTANT_TIME)  # the second entry's key
+    assert "holds key 0 twice" in _malformed(bytes(twice)).corrupt[0].reason
 
 
 def test_parse_log_bytes_unknown_header_key_is_kept_as_int() -> None:
@@ -267,12 +288,11 @@ def test_parse_log_bytes_unknown_header_key_is_kept_as_int() -> None:
     assert block.header == {HeaderKey.INSTANT_TIME: "100", 42: "from a newer Hudi"}
 
 
-def test_parse_log_bytes_header_running_past_block_raises_corrupt() -> None:
+def test_parse_log_bytes_header_running_past_block_is_malformed() -> None:
     block = bytearray(_command("100"))
     struct.pack_into(">i", block, 22, 50)  # 50 header entries in a 75-byte block
 
-    with pytest.raises(CorruptFileError, match="byte offset 0 is malformed: its header runs past the end"):
-        parse_log_bytes(bytes(block), "/t/x")
+    assert _malformed(bytes(block)).corrupt[0].reason == "its header announces 50 entries"
 
 
 def test_decode_data_block_avro_round_trips_rows() -> None:
@@ -286,16 +306,28 @@ def test_decode_data_block_avro_round_trips_rows() -> None:
     assert decode_data_block(contents, contents.blocks[1], columns=["v"]).column_names == ["v"]
 
 
-def test_decode_data_block_unknown_avro_content_version_raises_unsupported() -> None:
+def test_decode_data_block_unknown_avro_content_version_is_corrupt() -> None:
     block = bytearray(encode_avro_data_block(pa.table({"v": [1]}), SCHEMA, {HeaderKey.INSTANT_TIME: "2"}))
     contents = parse_log_bytes(bytes(block), "/t/x")
     struct.pack_into(">i", block, contents.blocks[0].content_offset, 9)
     contents = parse_log_bytes(bytes(block), "/t/x")
 
     with pytest.raises(
-        UnsupportedFeatureError, match="AVRO_DATA block at byte offset 0 has Avro content version 9"
-    ):
+        CorruptFileError, match="AVRO_DATA block at byte offset 0 is corrupt: its Avro content version is 9"
+    ) as info:
         decode_data_block(contents, contents.blocks[0])
+    assert info.value.offset == 0
+
+
+def test_decode_data_block_schema_header_that_is_not_avro_is_corrupt_naming_the_block() -> None:
+    data = encode_avro_data_block(pa.table({"v": [1]}), SCHEMA, {HeaderKey.INSTANT_TIME: "2"}).replace(
+        b'"type":"record"', b'"type":"recorf"')
+    contents = parse_log_bytes(data, "/t/x")
+
+    for read in (data_block_schema, decode_data_block):
+        with pytest.raises(CorruptFileError, match="block at byte offset 0: its SCHEMA header is not an Avro") as info:
+            read(contents, contents.blocks[0])
+        assert (info.value.path, info.value.offset) == ("/t/x", 0)
 
 
 def test_decode_data_block_record_length_past_block_raises_corrupt() -> None:

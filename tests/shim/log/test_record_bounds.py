@@ -21,10 +21,29 @@ def _block(values: list[int]) -> tuple[bytearray, int]:
 
 
 def test_a_record_count_beyond_the_records_names_the_first_missing_record() -> None:
-    block, offset = _block([1, 2])
-    struct.pack_into(">i", block, offset + 4, 50)  # 50 records announced, 2 written
+    block, offset = _block([10**12, 10**12])  # 9-byte records: room for the lengths of 4
+    struct.pack_into(">i", block, offset + 4, 3)  # 3 records announced, 2 written
     contents = parse_log_bytes(bytes(block), "/t/x")
     with pytest.raises(CorruptFileError, match="record 2 at byte offset .* runs past the end"):
+        decode_data_block(contents, contents.blocks[0])
+
+
+@pytest.mark.parametrize("count", [2**31 - 1, 2**24, 6])
+def test_a_record_count_the_block_cannot_hold_is_corrupt_before_anything_is_allocated(count: int) -> None:
+    """A flipped byte in the count once made the reader allocate a list of 2^31 lengths (22 GB)."""
+    block, offset = _block([1, 2])
+    struct.pack_into(">i", block, offset + 4, count)
+    contents = parse_log_bytes(bytes(block), "/t/x")
+    with pytest.raises(CorruptFileError, match=f"record count {count} cannot fit in its 10 bytes") as info:
+        decode_data_block(contents, contents.blocks[0])
+    assert (info.value.path, info.value.offset) == ("/t/x", 0)
+
+
+def test_a_record_count_below_the_records_is_corrupt_not_fewer_rows() -> None:
+    block, offset = _block([1, 2, 3])
+    struct.pack_into(">i", block, offset + 4, 2)
+    contents = parse_log_bytes(bytes(block), "/t/x")
+    with pytest.raises(CorruptFileError, match="5 bytes follow its 2 records"):
         decode_data_block(contents, contents.blocks[0])
 
 
