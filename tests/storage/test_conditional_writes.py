@@ -11,6 +11,7 @@ import pytest
 from engines.s3tap import S3Tap
 from shim import conditional_writes, filesystems, storage
 from shim.conditional_writes import ConditionalWritesError, Version
+from tests.engines.spark.writekit import write
 
 
 def location(server, name: str, **extra: str) -> str:
@@ -53,9 +54,11 @@ def test_a_store_that_ignores_if_none_match_is_detected(s3, caplog):
     assert len(warnings) == 1 and "one machine" in warnings[0]
     assert storage.write_new(f"{uri}/x", b"1") and not storage.write_new(f"{uri}/x", b"2")  # the fallback
 
-    required = location(s3, "required", conditional_writes="required")
+    required = f"s3://lake/required-{uuid.uuid4().hex[:8]}"
+    options = {f"storage.{k}": str(v) for k, v in {**s3.storage_options(), "conditional_writes": "required"}.items()}
     with pytest.raises(ConditionalWritesError, match="cannot make writes conditional.*If-None-Match"):
-        storage.write_new(f"{required}/.hoodie/hoodie.properties", b"")
+        write(required, [{"id": "k1", "ts": 1, "region": "eu", "fare": 1.0}], **options)
+    assert storage.list_names(required) == [], "refused before anything was written"
     off = location(s3, "off", conditional_writes="OFF")
     assert not conditional_writes.enabled(off)
 
@@ -79,3 +82,11 @@ def test_an_unknown_mode_is_refused(moto_s3):
     uri = location(moto_s3, "bad", conditional_writes="maybe")
     with pytest.raises(filesystems.InvalidArgumentError, match="conditional_writes='maybe'.*auto, required, off"):
         conditional_writes.enabled(uri)
+
+
+def test_write_new_in_a_local_folder_creates_once_and_leaves_no_temporary_file(tmp_path):
+    target = str(tmp_path / "001.commit")
+    assert storage.write_new(target, b"first")
+    assert not storage.write_new(target, b"second")
+    assert (tmp_path / "001.commit").read_bytes() == b"first"
+    assert [p.name for p in tmp_path.iterdir()] == ["001.commit"]
