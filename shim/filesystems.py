@@ -6,7 +6,8 @@ its parents: `register`), from the usual environment (`AWS_ACCESS_KEY_ID`, `AWS_
 `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`; pyarrow's own credential chain for the rest).
 Keys may be spelled as pyarrow spells them (`access_key`, `endpoint_override`) or as object_store
 and hudi-rs do (`aws_access_key_id`, `aws_endpoint_url`, `aws_allow_http`). Secrets are never
-logged nor put in error messages.
+logged nor put in error messages. One option is the shim's own, not the file system's:
+`conditional_writes` (`auto`, `required`, `off`; see `shim.conditional_writes`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -38,6 +40,20 @@ _S3_ALIASES = {
     "force_virtual_addressing": "force_virtual_addressing", "anonymous": "anonymous",
 }
 _SECRET_KEYS = ("secret_key", "session_token", "access_key")
+
+CONDITIONAL_WRITES = "conditional_writes"
+"""The storage option saying whether writers use the store's conditional writes."""
+
+
+class ConditionalWrites(Enum):
+    """Values of the `conditional_writes` storage option."""
+
+    AUTO = "auto"
+    """Use them where the store honours them (probed once per store); elsewhere one writer at a time."""
+    REQUIRED = "required"
+    """Use them; a store that does not honour them (or no `obstore`) fails the write, saying so."""
+    OFF = "off"
+    """Never: one writer at a time, as before conditional writes (a check, then a write)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +121,7 @@ class _Registry:
 
     def filesystem(self, location: str) -> tuple[pafs.FileSystem, str]:
         parts = split(location)
-        options = self.options_for(location)
+        options = file_system_options(self.options_for(location))
         if parts.scheme in S3_SCHEMES:  # the environment's share too: a change of it is another system
             options = {k: str(v) for k, v in _s3_arguments(options).items()}
         cache_key = (parts.scheme, parts.bucket, frozenset(options.items()))
@@ -142,6 +158,27 @@ def split_storage_options(options: Mapping[str, str]) -> tuple[dict[str, str], d
 def storage_options_for(location: str) -> dict[str, str]:
     """The options registered for `location` (or a parent of it); {} when none or local."""
     return _REGISTRY.options_for(location) if is_remote(location) else {}
+
+
+def file_system_options(options: Mapping[str, str]) -> dict[str, str]:
+    """`options` without the shim's own (`conditional_writes`)."""
+    return {k: v for k, v in options.items() if k != CONDITIONAL_WRITES}
+
+
+def conditional_writes_mode(location: str) -> ConditionalWrites:
+    """The `conditional_writes` option registered for `location` (default `auto`)."""
+    value = storage_options_for(location).get(CONDITIONAL_WRITES, ConditionalWrites.AUTO.value)
+    try:
+        return ConditionalWrites(value.strip().lower())
+    except ValueError:
+        raise InvalidArgumentError(f"storage option {CONDITIONAL_WRITES}={value!r} for {location}: use "
+                                   + ", ".join(mode.value for mode in ConditionalWrites)) from None
+
+
+def s3_arguments(location: str) -> dict[str, str]:
+    """The S3 settings of `location` as pyarrow names them (`access_key`, `endpoint_override`,
+    `scheme`...): its registered options, then the AWS_* environment."""
+    return _s3_arguments(file_system_options(storage_options_for(location)))
 
 
 def filesystem_for(location: str) -> tuple[pafs.FileSystem, str]:

@@ -7,9 +7,11 @@ instead:
   a copy then a delete, so it is not atomic;
 - no append: `write_after` and `truncate` rewrite the object with the kept prefix;
 - no put-if-absent through pyarrow: `create_if_absent` checks, then writes: two writers racing
-  for one name on two machines both succeed (Hudi needs a lock provider there too);
+  for one name on two machines could both succeed. `shim.storage` uses the store's conditional
+  writes instead where it honours them (`shim.conditional_writes`); this is the fallback;
 - no file locks: `lock_path` gives a local lock file per location, coordinating the writers of
-  one machine only.
+  one machine only (the fallback of `shim.storage.exclusive`, which otherwise locks with an
+  object on the store: `shim.object_lock`).
 Errors other than a missing object (denied, no bucket, throttled, unreachable) raise
 `StorageError` naming the location and the store's reason; credentials never appear in them.
 """

@@ -4,11 +4,14 @@ Every read, listing, atomic write, removal and rename of a table's files goes th
 functions. Paths are absolute local paths or URIs of object stores and HDFS (`s3://bucket/t/...`,
 see `resolve_table_path`); the latter are served by `shim.object_store` through pyarrow's file
 systems, with the options `shim.filesystems` keeps for them. Parquet files are handed to pyarrow
-as `parquet_source` (reading) and `parquet_sink` (writing) say.
+as `parquet_source` (reading) and `parquet_sink` (writing) say. Creating a file only where none
+is (`create_if_absent`, `write_new`) and the writers' table lock (`exclusive`) use the store's
+conditional writes where it honours them (`shim.conditional_writes`, `shim.object_lock`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import threading
@@ -16,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from stat import S_ISDIR
-from typing import IO
+from typing import IO, Protocol
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
@@ -24,9 +27,10 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from shim import object_store
+from shim import conditional_writes, object_store
 from shim.errors import TableNotFoundError, file_gone
 from shim.filesystems import filesystem_for, is_remote, normalize
+from shim.object_lock import ObjectLock
 
 _LOCAL = pafs.LocalFileSystem()
 
@@ -300,14 +304,46 @@ def temporary_path(path: str) -> str:
 
 def create_if_absent(path: str, chunks: Iterable[bytes] = (), *, durable: bool = False) -> bool:
     """Create `path` holding `chunks` unless it exists; returns whether it was created. (On an
-    object store a check, then a write: see `shim.object_store`.)"""
+    object store a conditional write where the store honours them, else a check, then a write:
+    see `shim.conditional_writes`.)"""
     if is_remote(path):
+        if conditional_writes.enabled(path):
+            return conditional_writes.create(path, b"".join(chunks)) is not None
         return object_store.create_if_absent(path, chunks)
     try:
         with open(path, "xb") as handle:
             _write(handle, chunks, durable)
     except FileExistsError:
         return False
+    return True
+
+
+def write_new(path: str, data: bytes) -> bool:
+    """Write `data` to `path` if no file is there, atomically (readers see all or nothing); returns
+    whether it was written. Of writers racing for one name, exactly one succeeds (locally: a hard
+    link of a temporary file; on an object store, a conditional write where the store honours them,
+    else a check, then a write)."""
+    if is_remote(path):
+        if conditional_writes.enabled(path):
+            return conditional_writes.create(path, data) is not None
+        return object_store.create_if_absent(path, [data])
+    tmp = temporary_path(path)
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links
+        if os.path.exists(path):
+            return False
+        os.replace(tmp, path)
+        return True
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
     return True
 
 
@@ -394,6 +430,36 @@ def remove_tree(folder: str) -> None:
         object_store.remove_tree(folder)
         return
     shutil.rmtree(folder, ignore_errors=True)
+
+
+class Hold(Protocol):
+    """A held `exclusive` lock."""
+
+    def check(self) -> None:
+        """Raise `shim.object_lock.LockLostError` if another writer took the lock over."""
+
+
+class _FileHold:
+    def check(self) -> None:
+        """A lock file is held until it is released (or its process dies)."""
+
+
+@contextmanager
+def exclusive(path: str) -> Iterator[Hold]:
+    """Hold the lock named `path` while the block runs, waiting for other holders: locally an
+    exclusive `flock` (one machine's processes); on an object store that honours conditional
+    writes an object there (`shim.object_lock`: the writers of every machine); elsewhere a local
+    file standing for it (one machine's processes only)."""
+    if is_remote(path) and conditional_writes.enabled(path):
+        with ObjectLock(path) as lock:
+            yield lock
+        return
+    with open_lock(path) as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield _FileHold()
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def open_lock(path: str) -> IO[bytes]:

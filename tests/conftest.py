@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.s3server import CLIENT_ENVIRONMENT, S3Server, start_s3proxy
+from engines.s3server import CLIENT_ENVIRONMENT, S3Server, start_moto, start_s3proxy
 
 REPO = Path(__file__).resolve().parent.parent
 # The AWS SDK clients of the tests (pyarrow's, in this process and in Spark's Python workers,
@@ -53,6 +53,18 @@ def shared_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """A real S3-compatible server: s3proxy on a free port of 127.0.0.1, with a bucket `lake`."""
     server = start_s3proxy(tmp_path_factory.mktemp("s3proxy"))
+    try:
+        server.create_bucket("lake")
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3-compatible server that honours conditional writes (If-None-Match, If-Match):
+    moto's, on a free port of 127.0.0.1, with a bucket `lake`."""
+    server = start_moto(tmp_path_factory.mktemp("moto"))
     try:
         server.create_bucket("lake")
         yield server

@@ -68,19 +68,20 @@ class InstantFiles:
         return os.path.join(self.folder, self._name(state))
 
     def request(self, content: bytes = b"") -> None:
-        """Write `<instant>.<action>.requested` (a plan for compaction and clustering)."""
-        if storage.exists(self.path("requested")) or storage.exists(self.path("completed")):
+        """Write `<instant>.<action>.requested` (a plan for compaction and clustering): a create that
+        fails where another writer made the name first (`storage.write_new`)."""
+        if storage.exists(self.path("completed")) or not storage.write_new(self.path("requested"), content):
             raise WriteError(f"instant {self.instant} already exists on the timeline", instant=self.instant)
-        storage.write_atomically(self.path("requested"), content)
 
     def start(self, content: bytes = b"") -> None:
         """Write the inflight file: the write is under way."""
         storage.write_atomically(self.path("inflight"), content)
 
     def complete(self, record: CommitRecord) -> None:
-        """Write the completed instant, last and atomically."""
+        """Write the completed instant, last and atomically (it must not exist yet)."""
         body = json.dumps(record.to_json(), indent=2).encode()
-        storage.write_atomically(self.path("completed"), body)
+        if not storage.write_new(self.path("completed"), body):
+            raise WriteError(f"instant {self.instant} is already completed on the timeline", instant=self.instant)
 
     def remove_pending(self) -> None:
         """Delete the requested and inflight files (after a rollback)."""

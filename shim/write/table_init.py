@@ -90,6 +90,7 @@ def create_table(path: str, spec: TableSpec, create_schema: str | None = None) -
         storage.make_dirs(folder)
     text = format_properties(spec.properties(create_schema))
     stamp = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
-    storage.write_atomically(props_path, f"#Properties saved on {stamp}\n{text}".encode())
+    if not storage.write_new(props_path, f"#Properties saved on {stamp}\n{text}".encode()):
+        raise WriteError(f"a Hudi table already exists at {path}", path=path)  # another writer made it first
     return TableConfig.from_text(text, props_path)
 

@@ -1,21 +1,24 @@
 """One writer at a time: starting, completing and abandoning an instant on the timeline.
 
 The protocol (table version 6, Hudi's heartbeat-based failure detection):
-- Under a short table guard (an exclusive `flock` on `.hoodie/.aux/hudi-shim.lock`, released when
-  the process dies), the writer looks at the pending instants. A pending write whose heartbeat
+- Under a short table guard (`.hoodie/.aux/hudi-shim.lock`: an exclusive `flock` locally, released
+  when the process dies; on an object store honouring conditional writes a lock object there,
+  `shim.object_lock`, which the writers of every machine take), the writer looks at the pending
+  instants. A pending write whose heartbeat
   (`.hoodie/.heartbeat/<instant>`) is fresh belongs to a live writer: the new write fails with
   `ConcurrentWriteError`. A pending write with a stale or missing heartbeat failed: it is rolled
-  back (files deleted, `.rollback` instant written). Then the new instant is requested and its
-  heartbeat started.
+  back (files deleted, `.rollback` instant written). Then the new instant is requested (a create
+  that fails where the name exists: `storage.write_new`) and its heartbeat started.
 - While the write runs, its tasks keep the heartbeat fresh.
-- The completed instant file is written last, atomically; then markers and heartbeat go.
+- The completed instant file is written last, atomically, under the table guard (so that no
+  rollback of the instant runs between the check that it is pending and that write); then markers
+  and heartbeat go.
 - A failed job stops its heartbeat and leaves its inflight instant for the next writer to roll
   back; a killed job's heartbeat goes stale.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -53,15 +56,10 @@ class Transaction:
 
 
 @contextmanager
-def table_guard(table_path: str) -> Iterator[None]:
+def table_guard(table_path: str) -> Iterator[storage.Hold]:
     """Hold the table's guard lock (blocks while another writer checks the timeline)."""
-    path = os.path.join(table_path, ".hoodie", GUARD_FILE)
-    with storage.open_lock(path) as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with storage.exclusive(os.path.join(table_path, ".hoodie", GUARD_FILE)) as hold:
+        yield hold
 
 
 def begin(
@@ -78,7 +76,7 @@ def begin(
     Raises:
         ConcurrentWriteError: another writer's instant is pending with a fresh heartbeat.
     """
-    with table_guard(table_path):
+    with table_guard(table_path) as hold:
         timeline = Timeline.load(table_path, config)
         rolled_back = recover(table_path, config, timeline, timeout_s)
         timeline = Timeline.load(table_path, config)
@@ -87,6 +85,7 @@ def begin(
         heartbeat.beat(table_path, instant)
         txn = Transaction(table_path, instant, action, timeout_s)
         files = txn.files(config)
+        hold.check()
         files.request(requested)
     files.start(inflight)
     return txn, rolled_back
@@ -152,8 +151,10 @@ def ensure_pending(txn: Transaction, config: TableConfig) -> None:
 
 def complete(txn: Transaction, config: TableConfig, record: CommitRecord) -> None:
     """Write the completed instant (last, atomically), then drop markers and heartbeat."""
-    ensure_pending(txn, config)
-    txn.files(config).complete(record)
+    with table_guard(txn.table_path) as hold:
+        ensure_pending(txn, config)
+        hold.check()
+        txn.files(config).complete(record)
     delete_marker_folder(txn.table_path, txn.instant)
     heartbeat.stop(txn.table_path, txn.instant)
 

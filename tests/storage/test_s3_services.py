@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import shim
+from shim import conditional_writes, storage
 from tests.engines.spark.writekit import write
 
 SERVICES = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true",
@@ -29,16 +30,21 @@ def rows(table: shim.Table, **kwargs: object) -> list[dict]:
     return sorted(table.read(**kwargs).to_pylist(), key=lambda r: r["id"])  # type: ignore[arg-type]
 
 
-@pytest.fixture()
-def s3_env(s3, monkeypatch):
-    for name, value in s3.environment().items():
+@pytest.fixture(params=["s3", "moto_s3"])
+def s3_env(request, monkeypatch):
+    """s3proxy (which ignores conditional writes: one writer at a time, local locks) and moto
+    (which honours them: instants created with If-None-Match, the lock an object on the store)."""
+    server = request.getfixturevalue(request.param)
+    for name, value in server.environment().items():
         monkeypatch.setenv(name, value)
-    return s3
+    return server
 
 
 def test_compaction_cleaning_and_archiving_on_s3_leave_what_they_leave_locally(s3_env, tmp_path):
     uri = "s3://lake/services"
     writes(uri)
+    # the writers' lock: an object on a store honouring conditional writes, else a local file
+    assert storage.exists(f"{uri}/.hoodie/.aux/hudi-shim.lock") == conditional_writes.support(uri).honoured
     writes(str(tmp_path / "local"))
     remote, local = shim.open_table(uri), shim.open_table(str(tmp_path / "local"))
     actions = [(i.action, i.state) for i in local.timeline()]
