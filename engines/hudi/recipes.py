@@ -243,9 +243,9 @@ def _mor_v6_parquet() -> Recipe:
 
 def _mor_partial() -> Recipe:
     """Merge-on-read, Hudi's default table version, two partition fields, metadata table off,
-    no schema-on-read (Hudi writes partial updates only then): MERGE INTO and UPDATE of some
-    columns (partial-update log blocks, some left uncompacted), a compaction and a clustering
-    called as procedures, cleaning, LSM archive."""
+    no schema-on-read: MERGE INTO assigning the key too, and UPDATE, of some columns (Hudi writes
+    them as whole records: `_mor_partial_updates` has partial-update blocks), a compaction and a
+    clustering called as procedures, cleaning, LSM archive."""
     props = {"hoodie.metadata.enable": "false", "hoodie.compact.inline": "false",
              "hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "5"}
     places = [("fr", "paris"), ("fr", "lyon"), ("de", "berlin")]
@@ -280,4 +280,75 @@ def _mor_partial() -> Recipe:
         (("hoodie.schema.on.read.enable", "false"),))
 
 
-RECIPES: dict[str, Recipe] = {r.name: r for r in (_mor_evolve(), _cow_v6_frames(), _mor_v6_parquet(), _mor_partial())}
+def _mor_partial_updates() -> Recipe:
+    """Merge-on-read with Hudi's defaults (table version 9, not partitioned, metadata table on,
+    event-time ordering): MERGE INTO ... UPDATE SET of some columns writes partial-update log
+    blocks (IS_PARTIAL, with record positions): several in a row, one losing on its ordering
+    value, whole-record UPDATEs and a DELETE between them, partial blocks after ADD COLUMNS, a
+    compaction merging them, and more partial blocks on the compacted slice."""
+    props = {"hoodie.compact.inline": "false", "hoodie.clean.commits.retained": "4",
+             "hoodie.keep.min.commits": "5", "hoodie.keep.max.commits": "6"}
+    steps = [
+        _sql(f"""CREATE TABLE {{table}} (id INT, name STRING, price DOUBLE, qty INT, ts BIGINT) USING hudi
+                 LOCATION '{{path}}' TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',
+                 {_props(props)})"""),
+        _sql("INSERT INTO {table} VALUES " + _values([(i, f"n{i}", i * 1.5, i, 1) for i in range(1, 13)])),
+        _sql("""MERGE INTO {table} t USING (SELECT 2 AS id, 20.5D AS price, 5L AS ts UNION ALL SELECT 3, 30.5D, 5L
+                 UNION ALL SELECT 7, 70.5D, 0L) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, ts = s.ts"""),
+        _sql("""MERGE INTO {table} t USING (SELECT 3 AS id, 'three' AS name, 4L AS ts UNION ALL SELECT 4, 'four', 6L) s
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name, ts = s.ts"""),
+        _sql("UPDATE {table} SET qty = qty + 100 WHERE id IN (3, 5)"),
+        _sql("DELETE FROM {table} WHERE id = 6"),
+        _sql("""MERGE INTO {table} t USING (SELECT 2 AS id, 22 AS qty, 7L AS ts UNION ALL SELECT 8, 88, 7L) s
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET qty = s.qty, ts = s.ts"""),
+        _sql("ALTER TABLE {table} ADD COLUMNS (note STRING)"),
+        _sql("""MERGE INTO {table} t USING (SELECT 2 AS id, 'two' AS note, 8L AS ts UNION ALL SELECT 9, 'nine', 8L) s
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET note = s.note, ts = s.ts"""),
+        _sql("CALL run_compaction(op => 'scheduleandexecute', table => '{table}')"),
+        _sql("""MERGE INTO {table} t USING (SELECT 10 AS id, 100.5D AS price, 9L AS ts UNION ALL SELECT 2, -2.0D, 9L) s
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, ts = s.ts"""),
+        _sql("INSERT INTO {table} VALUES (20, 'twenty', 2.0, 2, 10, 'new')"),
+        _sql("""MERGE INTO {table} t USING (SELECT 20 AS id, 'xx' AS note, 11L AS ts UNION ALL SELECT 11, 'eleven', 3L) s
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET note = s.note, ts = s.ts"""),
+    ]
+    return Recipe("mor_partial_updates", "mor", 9, (
+        "merge-on-read", "table version 9", "not partitioned", "metadata table on", "partial-update log blocks",
+        "record positions", "event-time ordering", "add columns", "compaction procedure", "lsm archive"),
+        tuple(steps), (("hoodie.schema.on.read.enable", "false"),))
+
+
+def _mor_partial_commit_time() -> Recipe:
+    """Merge-on-read, commit-time ordering, two partition fields: partial updates win whatever
+    their ordering value, over whole records and over each other, across partitions; cleaning."""
+    props = {"hoodie.compact.inline": "false", "hoodie.clean.commits.retained": "3",
+             "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "5",
+             "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}
+    places = [("fr", "paris"), ("fr", "lyon"), ("de", "berlin")]
+    steps = [
+        _sql(f"""CREATE TABLE {{table}} (id INT, name STRING, price DOUBLE, qty INT, ts BIGINT, country STRING,
+                 city STRING) USING hudi PARTITIONED BY (country, city) LOCATION '{{path}}'
+                 TBLPROPERTIES (type = 'mor', primaryKey = 'id', {_props(props)})"""),
+        _sql("INSERT INTO {table} VALUES " + _values(
+            [(i, f"n{i}", i * 1.5, i, 10, *places[i % 3]) for i in range(1, 13)])),
+        # (The source names each row's partition: without it Hudi's MERGE INTO updates nothing.)
+        _sql("""MERGE INTO {table} t USING (SELECT 2 AS id, 20.5D AS price, 1L AS ts, 'de' AS country, 'berlin' AS city
+                 UNION ALL SELECT 3, 30.5D, 1L, 'fr', 'paris') s
+                 ON t.id = s.id WHEN MATCHED THEN UPDATE SET price = s.price, ts = s.ts"""),
+        _sql("""MERGE INTO {table} t USING (SELECT 3 AS id, 'three' AS name, 'fr' AS country, 'paris' AS city
+                 UNION ALL SELECT 4, 'four', 'fr', 'lyon') s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name"""),
+        _sql("UPDATE {table} SET qty = 100, ts = 0 WHERE id = 4"),
+        _sql("""MERGE INTO {table} t USING (SELECT 4 AS id, 44 AS qty, 'fr' AS country, 'lyon' AS city
+                 UNION ALL SELECT 5, 55, 'de', 'berlin') s ON t.id = s.id WHEN MATCHED THEN UPDATE SET qty = s.qty"""),
+        _sql("DELETE FROM {table} WHERE id = 7"),
+        _sql("INSERT INTO {table} VALUES (30, 'thirty', 3.0, 3, 1, 'de', 'berlin')"),
+        _sql("""MERGE INTO {table} t USING (SELECT 30 AS id, 'x' AS name, -5.0D AS price, 'de' AS country,
+                 'berlin' AS city) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name, price = s.price"""),
+    ]
+    return Recipe("mor_partial_commit_time", "mor", 9, (
+        "merge-on-read", "table version 9", "two partition fields", "commit-time ordering",
+        "partial-update log blocks", "cleaning", "lsm archive"), tuple(steps),
+        (("hoodie.schema.on.read.enable", "false"),))
+
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in (_mor_evolve(), _cow_v6_frames(), _mor_v6_parquet(), _mor_partial(),
+                                                  _mor_partial_updates(), _mor_partial_commit_time())}

@@ -9,7 +9,7 @@ Hudi's log scanner rules (`BaseHoodieLogRecordReader.scanInternal`):
 - a rollback command block removes every earlier block written by its target instant;
 - a log-compaction block (`COMPACTED_BLOCK_TIMES`) replaces the blocks of the instants it
   compacted, taking the place of the newest of them;
-- partial-update blocks (`IS_PARTIAL`) are not supported.
+- partial-update blocks (`IS_PARTIAL`) are merged as `shim.read.partial_merge` says.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shim.errors import CorruptFileError, UnsupportedFeatureError
+from shim.errors import CorruptFileError
 from shim.layout.table_schema import OPERATION_COLUMN
-from shim.log.blocks import BlockType, HeaderKey, LogBlock
+from shim.log.blocks import BlockType, LogBlock
 from shim.log.reader import LogFileContents, block_avro_schema, read_log_file
 from shim.read.committed import CommittedRange
 from shim.read.damage import LogDamage
@@ -73,14 +73,6 @@ def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: s
             assert instant is not None
             if instant_key(instant) > instant_key(read_instant) or not timeline.is_committed(instant, read_instant):
                 continue
-            if (block.header.get(HeaderKey.IS_PARTIAL) or "").lower() == "true":
-                raise UnsupportedFeatureError(
-                    f"{path}: block at offset {block.offset} holds partial updates (IS_PARTIAL), "
-                    "which hudi-shim does not merge",
-                    feature="partial-update-block",
-                    path=path,
-                    instant=instant,
-                )
             kept.append(VisibleBlock(contents, block))
     return _apply_log_compaction(kept)
 

@@ -11,12 +11,12 @@ import pyarrow.compute as pc
 
 from shim.errors import CorruptFileError
 from shim.layout.table_schema import OPERATION_COLUMN
-from shim.log.blocks import BlockType
+from shim.log.blocks import BlockType, HeaderKey
 from shim.log.delete import decode_delete_block
 from shim.log.reader import data_block_schema, decode_data_block
 from shim.read.damage import LogDamage
 from shim.read.keys import record_keys
-from shim.read.log_blocks import VisibleBlock
+from shim.read.log_blocks import DATA_BLOCKS, VisibleBlock
 from shim.read.merge import EventKind, LogEvents
 from shim.read.merge_keys import MergeMode, MergeSpec
 from shim.read.plan import SchemaResolver
@@ -38,9 +38,12 @@ def read_slice_log(
     read_schema: pa.Schema,
     spec: MergeSpec,
     damage: LogDamage | None = None,
+    table_columns: Sequence[str] | None = None,
 ) -> SliceLog:
     """Decode every visible block into `read_schema` columns and one event per record; a block
-    that does not decode is `damage`'s to decide on (without: its error is raised)."""
+    that does not decode is `damage`'s to decide on (without: its error is raised). For a block
+    of partial updates, the events record which of `table_columns` (default: the read columns)
+    it holds."""
     columns = list(read_schema.names)
     if OPERATION_COLUMN not in columns:
         columns.append(OPERATION_COLUMN)
@@ -49,9 +52,12 @@ def read_slice_log(
     offset = 0
     ordering_fields = spec.ordering_fields if spec.mode is MergeMode.EVENT_TIME_ORDERING else ()
     ordering_types = [read_schema.field(f).type for f in ordering_fields]
+    partial_columns: list[frozenset[str] | None] = []
+    block_numbers: list[np.ndarray] = []
     for visible in blocks:
         try:
             part = _block_records(visible, resolver, columns, spec, ordering_fields, ordering_types)
+            present = _partial_columns(visible, resolver, table_columns or read_schema.names)
         except CorruptFileError as exc:
             if damage is None:
                 raise
@@ -60,6 +66,8 @@ def read_slice_log(
         if part is None:
             continue
         keys, ordering, kinds, batch = part
+        block_numbers.append(np.full(len(keys), len(partial_columns), dtype=np.int32))
+        partial_columns.append(present)
         if batch is None:
             parts.append((keys, ordering, kinds, np.full(len(keys), -1, dtype=np.int64)))
             continue
@@ -78,7 +86,20 @@ def read_slice_log(
     )
     kinds = np.concatenate([p[2] for p in parts]).astype(np.int8)
     data_index = np.concatenate([p[3] for p in parts])
-    return SliceLog(data, LogEvents(keys, ordering_columns, kinds, data_index))
+    partial = tuple(partial_columns) if any(p is not None for p in partial_columns) else ()
+    return SliceLog(data, LogEvents(keys, ordering_columns, kinds, data_index,
+                                    np.concatenate(block_numbers) if partial else None, partial))
+
+
+def _partial_columns(visible: VisibleBlock, resolver: SchemaResolver, columns: Sequence[str]) -> frozenset[str] | None:
+    """The columns a block of partial updates holds (None: the block holds whole records)."""
+    block = visible.block
+    if (block.header.get(HeaderKey.IS_PARTIAL) or "").strip().lower() != "true" or block.block_type not in DATA_BLOCKS:
+        return None
+    file_schema = data_block_schema(visible.contents, block).remove_metadata()
+    location = f"{visible.contents.path}@{block.offset}"
+    return resolver.plan(instant=block.instant_time or "", file_schema=file_schema, columns=list(columns),
+                         path=location).present
 
 
 _BlockRecords = tuple[pa.Array, tuple[pa.Array, ...], np.ndarray, pa.RecordBatch | None]

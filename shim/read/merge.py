@@ -24,7 +24,7 @@ nulls lowest):
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,25 +53,45 @@ class LogEvents:
             commit-time ordering).
         kinds: `EventKind` of each event.
         data_index: row of the event in the slice's log data table (-1 for delete-block entries).
+        block: the visible block each event comes from (numbered in write order; None: not
+            tracked, no block is partial).
+        partial_columns: per block, the table columns a partial-update block holds (None for
+            blocks of whole records).
     """
 
     keys: pa.Array
     ordering: tuple[pa.Array, ...]
     kinds: np.ndarray
     data_index: np.ndarray
+    block: np.ndarray | None = None
+    partial_columns: tuple[frozenset[str] | None, ...] = ()
 
     def __len__(self) -> int:
         return len(self.keys)
 
+    @property
+    def has_partial(self) -> bool:
+        """Whether some block holds partial updates (`shim.read.partial_merge` merges them)."""
+        return any(present is not None for present in self.partial_columns)
+
 
 @dataclass(frozen=True, slots=True)
 class LogWinners:
-    """One winning log event per record key."""
+    """One winning log event per record key.
+
+    Attributes:
+        composite: per winner, whether its record is composed of several log records' columns
+            (or of a partial record's, the rest from the base record); None: none is.
+        sources: per table column, the log data row each composite winner (in winner order among
+            the composite ones) takes it from; -1: from the base record, or null without one.
+    """
 
     keys: pa.Array
     ordering: tuple[pa.Array, ...]
     kinds: np.ndarray
     data_index: np.ndarray
+    composite: np.ndarray | None = None
+    sources: Mapping[str, np.ndarray] | None = None
 
 
 def resolve_winners(events: LogEvents, mode: MergeMode) -> LogWinners:
@@ -156,6 +176,29 @@ def strictly_greater(left: Sequence[pa.Array], right: Sequence[pa.Array]) -> pa.
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class ComposedRows:
+    """Records a merge composes column by column: of partial updates, with each other and with
+    their base record.
+
+    Attributes:
+        base_positions: per row, the base record's row in the base file (-1: none).
+        sources: per table column, the log data row the column comes from (-1: the base record's
+            value, or null without a base record).
+    """
+
+    base_positions: np.ndarray
+    sources: Mapping[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.base_positions)
+
+    @property
+    def nbytes(self) -> int:
+        distinct = {id(a): a for a in self.sources.values()}
+        return self.base_positions.nbytes + sum(a.nbytes for a in distinct.values())
+
+
 class BaseMerger:
     """Streams base batches past the log winners, then names the log records still standing."""
 
@@ -163,31 +206,53 @@ class BaseMerger:
         self.winners = winners
         self.event_time = mode is MergeMode.EVENT_TIME_ORDERING and bool(winners.ordering)
         self.base_won = np.zeros(len(winners.keys), dtype=bool)
+        self.overlaid = np.full(len(winners.keys), -1, dtype=np.int64)  # base row under a composite
 
-    def keep_mask(self, keys: pa.Array, ordering: Sequence[pa.Array]) -> np.ndarray | None:
-        """Mask of base rows to keep (None: keep all), given their keys and ordering values."""
+    def keep_mask(self, keys: pa.Array, ordering: Sequence[pa.Array], offset: int = 0) -> np.ndarray | None:
+        """Mask of base rows to keep (None: keep all), given their keys and ordering values;
+        `offset` is the position of the batch's first row in the base file."""
         if len(self.winners.keys) == 0:
             return None
         position = pc.index_in(keys, value_set=self.winners.keys)
         if position.null_count == len(position):
             return None
         matched = np.asarray(position.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        if not self.event_time:
-            return ~matched
-        # Ordering values are compared only where a base row meets its key's log winner.
-        rows = pa.array(np.flatnonzero(matched))
+        rows = np.flatnonzero(matched)
         winner = position.filter(pa.array(matched)).to_numpy(zero_copy_only=False).astype(np.int64)
-        take = pa.array(winner)
-        log_ordering = [column.take(take) for column in self.winners.ordering]
-        base_ordering = [column.take(rows) for column in ordering]
-        greater = np.asarray(strictly_greater(base_ordering, log_ordering).to_numpy(zero_copy_only=False), dtype=bool)
-        base_wins = greater & (self.winners.kinds[winner] != EventKind.COMMIT_TIME_DELETE)
-        self.base_won[winner[base_wins]] = True
         keep = ~matched
-        keep[np.flatnonzero(matched)[base_wins]] = True
+        if self.event_time:
+            # Ordering values are compared only where a base row meets its key's log winner.
+            take = pa.array(winner)
+            log_ordering = [column.take(take) for column in self.winners.ordering]
+            base_ordering = [column.take(pa.array(rows)) for column in ordering]
+            greater = np.asarray(strictly_greater(base_ordering, log_ordering).to_numpy(zero_copy_only=False),
+                                 dtype=bool)
+            base_wins = greater & (self.winners.kinds[winner] != EventKind.COMMIT_TIME_DELETE)
+            self.base_won[winner[base_wins]] = True
+            keep[rows[base_wins]] = True
+            rows, winner = rows[~base_wins], winner[~base_wins]
+        if self.winners.composite is not None:
+            under = self.winners.composite[winner]
+            self.overlaid[winner[under]] = offset + rows[under]
         return keep
 
     def remaining_rows(self) -> np.ndarray:
-        """Rows of the log data table to emit: upsert winners not beaten by their base record."""
+        """Rows of the log data table to emit whole: upsert winners not beaten by their base
+        record, but for composite ones (`composed`)."""
         keep = (self.winners.kinds == EventKind.UPSERT) & ~self.base_won
+        if self.winners.composite is not None:
+            keep &= ~self.winners.composite
         return self.winners.data_index[keep]
+
+    def composed(self) -> ComposedRows | None:
+        """The composite winners not beaten by their base record, with the base row each overlays."""
+        composite, sources = self.winners.composite, self.winners.sources
+        if composite is None or sources is None or not composite.any():
+            return None
+        among = np.flatnonzero(composite)  # sources are indexed among the composite winners
+        standing = ~self.base_won[among]
+        cut: dict[int, np.ndarray] = {}
+        for rows in sources.values():
+            if id(rows) not in cut:
+                cut[id(rows)] = rows[standing]
+        return ComposedRows(self.overlaid[among][standing], {name: cut[id(rows)] for name, rows in sources.items()})

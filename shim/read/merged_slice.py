@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from shim.errors import CorruptFileError
 from shim.layout.slices import FileSlice
-from shim.read.base_files import iter_parquet_in_order, read_file_schema, select_rows
+from shim.read.base_files import iter_parquet_in_order, parquet_footer, read_file_schema, select_rows
+from shim.read.composed import compose_rows, overlaid_positions
 from shim.read.damage import SkippedBlocks
 from shim.read.executor import default_workers
 from shim.read.key_lookup import files_with_any
@@ -27,10 +29,10 @@ from shim.read.slice_state import (
     SliceChoices,
     SliceMerge,
     SliceMergeState,
+    Standing,
     decode_standing_rows,
     log_key,
     log_schema,
-    standing_rows,
     start_slice_merge,
 )
 from shim.read.time_limit import NO_LIMIT, TimeLimit
@@ -76,10 +78,14 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
                 choices = None
         if _base_ruled_out(file_slice):
             # No row of the base file has a key asked for: only log records can match. Which of
-            # them stand does not depend on the base file's other keys.
-            if standing is None:
-                standing = start_slice_merge(scan, file_slice, skipped, logged).state().log_rows
-            yield from _log_rows(standing, file_slice)
+            # them stand does not depend on the base file's other keys (nor, for the records asked
+            # for, on the base rows composed records would overlay: none holds their keys).
+            if choices is None:
+                merge = start_slice_merge(scan, file_slice, skipped, logged)
+                choices = merge.choices()
+                standing = merge.standing(choices)
+            assert standing is not None
+            yield from _log_rows(standing, choices, None, file_slice)
         elif choices is None and few:
             yield from _first_read(file_slice)
         elif choices is None:
@@ -89,7 +95,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             merge = start_slice_merge(scan, file_slice, skipped, logged)
             _merge_base(scan, file_slice, merge, time_limit, bounded)
             choices = _remember(scan, file_slice, merge)
-            standing = standing_rows(merge.log, choices)
+            standing = merge.standing(choices)
             del merge
             yield from _cached_read(file_slice, choices, standing)
         else:
@@ -110,6 +116,11 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
     def _first_read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
         """One pass over the base file, merge and query columns together (the first rows soonest)."""
         merge = start_slice_merge(scan, file_slice, skipped, logged)
+        if merge.composes:  # records composed with their base rows: merge first, then read
+            _merge_base(scan, file_slice, merge, time_limit)
+            choices = _remember(scan, file_slice, merge)
+            yield from _cached_read(file_slice, choices, merge.standing(choices))
+            return
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
             for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, first_soonest=few):
@@ -121,38 +132,81 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
                 if batch.num_rows:
                     yield batch
         choices = _remember(scan, file_slice, merge)
-        yield from _log_rows(standing_rows(merge.log, choices), file_slice)
+        yield from _log_rows(merge.standing(choices), choices, None, file_slice)
 
-    def _cached_read(file_slice: FileSlice, choices: SliceChoices, standing: pa.Table) -> Iterator[pa.RecordBatch]:
+    def _cached_read(file_slice: FileSlice, choices: SliceChoices, standing: Standing) -> Iterator[pa.RecordBatch]:
+        overlaid = overlaid_positions(choices.composed)
+        under: list[pa.RecordBatch] = []
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns)
             # With the merge decided, the filter may drop base rows as they are read (the scan
-            # checks every merged row again).
-            pushdown = scan.row_filter.pushdown(plan.passthrough, scan.read_schema) if scan.row_filter else None
+            # checks every merged row again); not when rows composed with log records are among
+            # them, which the merge picks by position.
+            pushdown = scan.row_filter.pushdown(plan.passthrough, scan.read_schema) \
+                if scan.row_filter and not overlaid.size else None
+            keep = _with_rows(choices.base_keep, overlaid, choices.base_rows)
+            picked = _OverlaidRows(keep, overlaid)
             offset = 0
-            for rows, batch in iter_parquet_in_order(path, plan, keep=choices.base_keep, batch_size=batch_size,
+            for rows, batch in iter_parquet_in_order(path, plan, keep=keep, batch_size=batch_size,
                                                      before_plan=pushdown, first_soonest=few,
                                                      dictionaries=scan.dictionaries, bounded=bounded):
                 time_limit.check()
                 offset += rows
+                batch = picked.split(batch, under)
                 if batch.num_rows:
                     yield batch
             if offset != choices.base_rows:
                 raise CorruptFileError(
                     f"{path} holds {offset} rows but held {choices.base_rows} when it was merged; "
                     "base files must not change after their commit", path=path)
-        yield from _log_rows(standing, file_slice)
+        base = pa.Table.from_batches(under, schema=under[0].schema) if under else None
+        yield from _log_rows(standing, choices, base, file_slice)
 
-    def _log_rows(standing: pa.Table, file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
-        if not standing.num_rows:
-            return
-        batches = standing.select(columns).to_batches()
+    def _log_rows(standing: Standing, choices: SliceChoices, base: pa.Table | None,
+                  file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
+        batches = standing.rows.select(columns).to_batches() if standing.rows.num_rows else []
+        if choices.composed is not None and len(choices.composed):
+            assert standing.log is not None
+            composed = compose_rows(standing.log, choices.composed, base, scan.read_schema)
+            batches += composed.to_batches()
         if isinstance(scan.resolver, PartitionFillingResolver) and scan.resolver.dictionary:
             # The rows' partition values are the slice's: take them as constants, not encoded per row.
             batches = [scan.resolver.fill(batch, file_slice.partition_path) for batch in batches]
-        yield from batches
+        yield from (batch for batch in batches if batch.num_rows)
 
     return read
+
+
+def _with_rows(keep: pa.BooleanArray | None, rows: np.ndarray, count: int) -> pa.BooleanArray | None:
+    """`keep` with `rows` (positions) kept too."""
+    if not rows.size:
+        return keep
+    mask = np.ones(count, dtype=bool) if keep is None else np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
+    mask = mask.copy()
+    mask[rows] = True
+    return pa.array(mask)
+
+
+class _OverlaidRows:
+    """Splits the base rows a read keeps into those it returns and those composed records
+    overlay (collected), following their positions in the file."""
+
+    def __init__(self, keep: pa.BooleanArray | None, overlaid: np.ndarray) -> None:
+        self.overlaid = overlaid
+        self.kept = (np.flatnonzero(np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool))
+                     if keep is not None and overlaid.size else None)
+        self.seen = 0
+
+    def split(self, batch: pa.RecordBatch, under: list[pa.RecordBatch]) -> pa.RecordBatch:
+        if self.kept is None:
+            return batch
+        positions = self.kept[self.seen:self.seen + batch.num_rows]
+        self.seen += batch.num_rows
+        overlay = np.isin(positions, self.overlaid)
+        if not overlay.any():
+            return batch
+        under.append(batch.filter(pa.array(overlay)))
+        return batch.filter(pa.array(~overlay))
 
 
 def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeState:
@@ -160,15 +214,36 @@ def slice_merge_state(scan: PlannedScan, file_slice: FileSlice) -> SliceMergeSta
     follow them, with every table column (the choices remembered by the table's cache, or found
     reading only the merge columns)."""
     assert scan.read_instant is not None and scan.merge is not None
+    full = scan.schemas.full_schema
     choices = _remembered(scan.table.slice_cache.get((file_slice, scan.read_instant)))
+    standing = None
     if choices is not None:
-        standing = decode_standing_rows(scan, file_slice, choices, scan.schemas.full_schema)
-        if standing is not None:
-            return SliceMergeState(choices.base_rows, choices.base_keep, standing)
-    merge = start_slice_merge(scan, file_slice)
-    _merge_base(scan, file_slice, merge)
-    choices = _remember(scan, file_slice, merge)
-    return SliceMergeState(choices.base_rows, choices.base_keep, standing_rows(merge.log, choices))
+        standing = decode_standing_rows(scan, file_slice, choices, full)
+    if choices is None or standing is None:
+        merge = start_slice_merge(scan, file_slice)
+        _merge_base(scan, file_slice, merge)
+        choices = _remember(scan, file_slice, merge)
+        standing = merge.standing(choices)
+    rows = standing.rows
+    if choices.composed is not None and len(choices.composed):
+        assert standing.log is not None
+        base = _base_rows_at(scan, file_slice, overlaid_positions(choices.composed), full.names)
+        rows = pa.concat_tables([rows, compose_rows(standing.log, choices.composed, base, full).cast(rows.schema)])
+    return SliceMergeState(choices.base_rows, choices.base_keep, rows)
+
+
+def _base_rows_at(scan: PlannedScan, file_slice: FileSlice, positions: np.ndarray,
+                  columns: list[str]) -> pa.Table | None:
+    """The base file's rows at `positions` (ascending), with `columns`."""
+    path = file_slice.base_path(scan.table.path)
+    if not positions.size or path is None or file_slice.base_file is None:
+        return None
+    plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
+                              columns=columns, path=path)
+    mask = np.zeros(parquet_footer(path).num_rows, dtype=bool)
+    mask[positions] = True
+    batches = [batch for _, batch in iter_parquet_in_order(path, plan, keep=pa.array(mask)) if batch.num_rows]
+    return pa.Table.from_batches(batches) if batches else None
 
 
 def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, time_limit: TimeLimit = NO_LIMIT,

@@ -122,6 +122,10 @@ class _FilledPlan:
     def passthrough(self) -> Mapping[str, str]:
         return self.inner.passthrough
 
+    @property
+    def present(self) -> frozenset[str]:
+        return self.inner.present | frozenset(self.constants)
+
     def apply(self, data: pa.RecordBatch) -> pa.RecordBatch:
         batch = self.inner.apply(data)
         arrays, fields = [], []

@@ -27,6 +27,11 @@ class FilePlan(Protocol):
         """Query column -> file column, for columns read unchanged (same values, same type)."""
         ...
 
+    @property
+    def present(self) -> frozenset[str]:
+        """Query columns the file holds (or its location gives), as opposed to filled with nulls."""
+        ...
+
     def apply(self, data: pa.RecordBatch) -> pa.RecordBatch:
         """Turn a batch of the file's columns into the requested query columns, in order."""
         ...

@@ -34,6 +34,10 @@ class ReconciledPlan:
     def read_columns(self) -> tuple[str, ...]:
         return self.plan.read_columns + self.extras
 
+    @property
+    def present(self) -> frozenset[str]:
+        return frozenset(c.name for c in self.plan.columns if c.source is not None) | frozenset(self.extras)
+
     def apply(self, data: pa.RecordBatch) -> pa.RecordBatch:
         # A plan without columns (all of them come from elsewhere) still carries the row count.
         body = apply(data.select(list(self.plan.read_columns)), self.plan) if self.plan.columns else data.select([])

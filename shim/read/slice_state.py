@@ -24,8 +24,9 @@ from shim.read.damage import LogDamage, SkippedBlocks
 from shim.read.keys import record_keys
 from shim.read.log_blocks import visible_blocks
 from shim.read.log_records import read_slice_log
-from shim.read.merge import BaseMerger, LogWinners, resolve_winners
+from shim.read.merge import BaseMerger, ComposedRows, LogWinners, resolve_winners
 from shim.read.merge_keys import MergeMode
+from shim.read.partial_merge import resolve_partial_winners
 
 if TYPE_CHECKING:
     from shim.read.planned import PlannedScan
@@ -40,15 +41,28 @@ class SliceChoices:
         base_keep: which base rows survive, in file order (None: all of them).
         log_positions: the standing log records, as rows of the slice's decoded log data (every
             visible data block's records in order; the same whatever columns are decoded).
+        composed: records composed column by column of partial updates (and the base rows they
+            overlay, which `base_keep` drops); None when there are none.
     """
 
     base_rows: int
     base_keep: pa.BooleanArray | None
     log_positions: np.ndarray
+    composed: ComposedRows | None = None
 
     @property
     def nbytes(self) -> int:
-        return self.log_positions.nbytes + (self.base_keep.nbytes if self.base_keep is not None else 0) + 256
+        return (self.log_positions.nbytes + (self.base_keep.nbytes if self.base_keep is not None else 0)
+                + (self.composed.nbytes if self.composed is not None else 0) + 256)
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A merged slice's log side, decoded: the log records that stand whole (`rows`), and the
+    decoded log data composed records take their columns from (`log`; None without any)."""
+
+    rows: pa.Table
+    log: pa.Table | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +120,14 @@ class SliceMerge:
         """Which rows of a base batch (holding the merge columns) survive; None: all of them."""
         spec = scan.merge
         assert spec is not None
+        offset = self.base_rows
         self.base_rows += batch.num_rows
         if len(self.merger.winners.keys) == 0:
             self.masks.append(np.ones(batch.num_rows, dtype=bool))
             return None
         keys = record_keys(batch, spec, path)
         ordering = [batch.column(f) for f in spec.ordering_fields] if self.event_time else []
-        mask = self.merger.keep_mask(keys, ordering)
+        mask = self.merger.keep_mask(keys, ordering, offset)
         keep = np.ones(batch.num_rows, dtype=bool) if mask is None else mask
         self.masks.append(keep)
         if keep.all():
@@ -120,15 +135,19 @@ class SliceMerge:
         self.dropped = True
         return keep
 
+    @property
+    def composes(self) -> bool:
+        """Whether the merge may compose records of partial updates (with their base rows)."""
+        return self.merger.winners.composite is not None
+
     def choices(self) -> SliceChoices:
         """The outcome, once every base batch went past."""
         keep = pa.array(np.concatenate(self.masks)) if self.dropped else None
-        return SliceChoices(self.base_rows, keep, self.merger.remaining_rows())
+        return SliceChoices(self.base_rows, keep, self.merger.remaining_rows(), self.merger.composed())
 
-    def state(self) -> SliceMergeState:
-        """The outcome with the standing log records decoded."""
-        choices = self.choices()
-        return SliceMergeState(choices.base_rows, choices.base_keep, standing_rows(self.log, choices))
+    def standing(self, choices: SliceChoices) -> Standing:
+        """The log side of `choices` from this merge's decoded log."""
+        return Standing(standing_rows(self.log, choices), self.log if choices.composed is not None else None)
 
 
 def standing_rows(log: pa.Table, choices: SliceChoices) -> pa.Table:
@@ -139,20 +158,21 @@ def standing_rows(log: pa.Table, choices: SliceChoices) -> pa.Table:
 
 
 def decode_standing_rows(scan: PlannedScan, file_slice: FileSlice, choices: SliceChoices,
-                         schema: pa.Schema) -> pa.Table | None:
-    """The standing log records of remembered `choices`, decoded anew with the columns of
-    `schema`; None when the slice's logs now read damaged (the positions may no longer hold)."""
+                         schema: pa.Schema) -> Standing | None:
+    """The log side of remembered `choices`, decoded anew with the columns of `schema`; None when
+    the slice's logs now read damaged (the positions may no longer hold)."""
     spec = scan.merge
     assert spec is not None and scan.read_instant is not None
-    if not len(choices.log_positions):
-        return schema.empty_table()
+    if not len(choices.log_positions) and choices.composed is None:
+        return Standing(schema.empty_table())
     table = scan.table
     damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, "skip", None)
     blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
-    log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage)
-    if damage.found or len(log.data) <= int(choices.log_positions.max()):
+    log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage, scan.schemas.full_schema.names)
+    used = [choices.log_positions] + ([*choices.composed.sources.values()] if choices.composed is not None else [])
+    if damage.found or len(log.data) <= max((int(rows.max()) for rows in used if len(rows)), default=-1):
         return None
-    return standing_rows(log.data, choices)
+    return Standing(standing_rows(log.data, choices), log.data if choices.composed is not None else None)
 
 
 def log_schema(scan: PlannedScan) -> pa.Schema:
@@ -184,8 +204,10 @@ def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: Skipped
     if not isinstance(side, SliceLog) or not _holds(side.data, schema):
         damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, scan.corrupt, skipped)
         blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
-        log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage)
-        side = SliceLog(log.data, resolve_winners(log.events, spec.mode))
+        log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage, scan.schemas.full_schema.names)
+        winners = (resolve_partial_winners(log.events, spec.mode, scan.schemas.full_schema.names)
+                   if log.events.has_partial else resolve_winners(log.events, spec.mode))
+        side = SliceLog(log.data, winners)
         remember = not damage.found
         if remember:
             table.slice_cache.put(key, side, side.nbytes)

@@ -241,9 +241,11 @@ def write_log_blocks(
     partition_id: int = 0,
     base_file: str | None = None,
     block_format: str = "avro",
+    partial: bool = False,
 ) -> FileWrite:
     """Write a new log file holding a data block (Avro, or Parquet with `block_format`) and/or a
-    delete block for `instant`."""
+    delete block for `instant`; with `partial`, the data block holds partial updates (only the
+    columns of `upserts`, flagged IS_PARTIAL as Hudi writes a MERGE INTO of some columns)."""
     folder = join(table_path, partition_path)
     storage.make_dirs(folder)
     ensure_partition_metafile(table_path, partition_path, instant)
@@ -256,6 +258,8 @@ def write_log_blocks(
         full = with_meta_columns(upserts, config, instant=instant, file_name=file_id, partition_id=partition_id)
         schema = avro_record_schema(config.name, full.schema)
         header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: json.dumps(schema)}
+        if partial:
+            header[HeaderKey.IS_PARTIAL] = "true"
         if block_format == "parquet":
             blocks.append(encode_parquet_data_block(full, header))
         else:

@@ -22,8 +22,14 @@ from engines.hudi.generate import GeneratedTable, OracleRead
 from engines.hudi.recipes import RECIPES
 from engines.inspect import describe_table
 from shim.errors import InvalidArgumentError
+from shim.log import HeaderKey, read_log_file
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
+
+HUDI_FAILS_INCREMENTAL = {"mor_partial_updates", "mor_partial_commit_time"}
+"""Recipes whose incremental windows Hudi 1.2 fails to read: it reads a partial-update record's
+columns as if they were the whole schema's (its Spark driver dies; or `ClassCastException:
+UTF8String cannot be cast to Double`; before that, rows with values in the wrong columns)."""
 
 
 def _rows(read: OracleRead) -> pa.Table:
@@ -146,6 +152,7 @@ def test_incremental_windows_return_the_records_hudi_says_changed(hudi_tables: d
     writes = generated.completed_writes()
     windows = [r for r in generated.reads.values() if r.name.startswith("incremental_")]
     assert windows
+    failed_windows = 0
     for read in windows:
         begin = read.options["hoodie.datasource.read.begin.instanttime"]
         end = read.options.get("hoodie.datasource.read.end.instanttime")
@@ -164,15 +171,34 @@ def test_incremental_windows_return_the_records_hudi_says_changed(hudi_tables: d
         truth = window_truth(truth_read, commits)
         # The records a window must return: Hudi's own rows as of its end, changed in it.
         assert window_rows(ours) == truth, f"{recipe} {read.name}"
-        hudi = _rows(read)
+        keep = pa.array([t in commits for t in truth_read.column("_hoodie_commit_time").to_pylist()])
+        if read.error:
+            # Hudi 1.2 fails incremental reads of partial-update records (see HUDI_FAILS_INCREMENTAL):
+            # the shim's values are checked against Hudi's read as of the window's end.
+            assert recipe in HUDI_FAILS_INCREMENTAL, f"{recipe} {read.name}: Hudi failed: {read.error}"
+            failed_windows += 1
+            hudi = truth_read.filter(keep)
+        else:
+            hudi = _rows(read)
         if window_rows(hudi) != truth:
             # Hudi 1.2 leaves records out of this window (its commits reach into the archive):
             # the shim's values are checked against Hudi's read as of the window's end instead.
             assert window_rows(hudi) != window_rows(ours)
-            keep = pa.array([t in commits for t in truth_read.column("_hoodie_commit_time").to_pylist()])
             hudi = truth_read.filter(keep)
         if end is None:
             result = compare_same_schema(read.name, hudi, ours)
         else:
             result = compare_time_travel(read.name, hudi, ours, latest, renamed, snapshot, _readded(table))
         assert result.equal, f"{recipe} {read.name}: {result.problems}"
+    if recipe in HUDI_FAILS_INCREMENTAL:
+        assert failed_windows, f"{recipe}: Hudi now reads its incremental windows: compare them again"
+
+
+@pytest.mark.parametrize("recipe", ["mor_partial_updates", "mor_partial_commit_time"])
+def test_the_partial_update_recipes_hold_partial_blocks(hudi_tables: dict[str, GeneratedTable], recipe: str):
+    """The recipes cover what they name: Hudi wrote IS_PARTIAL blocks, and the shim merges them."""
+    generated = hudi_tables[recipe]
+    partial = [block for path in generated.path.rglob(".*.log.*") if ".hoodie" not in path.parts
+               and not path.name.endswith(".crc")
+               for block in read_log_file(str(path)).blocks if block.header.get(HeaderKey.IS_PARTIAL) == "true"]
+    assert len(partial) >= 3, recipe
