@@ -129,18 +129,21 @@ print((peak[0] - start) / 2**20)
     return float(out.stdout.strip().splitlines()[-1])
 
 
-CASES = {"avro-10": ("avro", 0.1), "parquet-10": ("parquet", 0.1), "avro-1": ("avro", 0.01),
-         "avro-30": ("avro", 0.3)}
+CASES = {"avro-10": ("avro", 0.1, False), "parquet-10": ("parquet", 0.1, False), "avro-1": ("avro", 0.01, False),
+         "avro-30": ("avro", 0.3, False), "avro-10-positions": ("avro", 0.1, True)}
+"""Log block format, share of rows updated, and whether the blocks carry record positions (the
+`-positions` case merges by base file row, the others by record key)."""
 
 
 def table_for(folder: str, rows: int, case: str) -> str:
     """The case's table, generated when missing."""
-    log_format, updates = CASES[case]
+    log_format, updates, positions = CASES[case]
     path = os.path.join(folder, f"hudi-shim-bench-{rows}-{case}")
     if not os.path.exists(os.path.join(path, ".hoodie")):
         from bench.gen_table import generate
 
-        print("generating", path, generate(path, rows, 10, updates, log_format=log_format), file=sys.stderr)
+        print("generating", path, generate(path, rows, 10, updates, log_format=log_format, positions=positions),
+              file=sys.stderr)
     return path
 
 

@@ -51,8 +51,9 @@ def make_rows(start: int, count: int, ts: int, rng: np.random.Generator) -> pa.T
 
 
 def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7,
-             log_format: str = "avro") -> dict[str, object]:
-    """Write the table (log blocks in `log_format`: avro or parquet); returns what was written."""
+             log_format: str = "avro", positions: bool = False) -> dict[str, object]:
+    """Write the table (log blocks in `log_format`: avro or parquet; with `positions`, Avro blocks
+    carry the base file rows they update, as Hudi 1.x writes them); returns what was written."""
     if os.path.exists(path):
         shutil.rmtree(path)
     rng = np.random.default_rng(seed)
@@ -82,15 +83,16 @@ def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7,
     per_group_updates = int(per_group * updates)
     write_log = write_log_blocks if log_format == "avro" else _write_parquet_log
     for g in range(groups):
-        chosen = np.sort(rng.choice(per_group, per_group_updates, replace=False)) + g * per_group
-        data = updated_rows(chosen, rng)
+        rows_chosen = np.sort(rng.choice(per_group, per_group_updates, replace=False))
+        data = updated_rows(rows_chosen + g * per_group, rng)
+        placed = {"positions": rows_chosen} if positions else {}  # the base file holds ids in order
         log_writes.append(write_log(path, config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
                                     base_instant=base_instant, instant=log_instant,
                                     write_token=f"{g}-2-{g}", upserts=data, partition_id=g,
-                                    base_file=writes[g].file_name))
+                                    base_file=writes[g].file_name, **placed))
     files.complete(CommitRecord(tuple(log_writes), "UPSERT", {"schema": avro}))
     return {"rows": per_group * groups, "groups": groups, "updated": per_group_updates * groups,
-            "log_format": log_format, "seconds": round(time.perf_counter() - started, 1)}
+            "log_format": log_format, "positions": positions, "seconds": round(time.perf_counter() - started, 1)}
 
 
 def _write_parquet_log(path: str, config: TableConfig, *, partition_path: str, file_id: str, base_instant: str,

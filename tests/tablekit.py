@@ -107,9 +107,10 @@ class TinyTable:
     def log(self, rows: Sequence[dict] | pa.Table | None = None, *, deletes: Sequence[str] = (),
             delete_ordering: Sequence[pa.Array] = (), file_id: str = "fg1-0", partition: str = "",
             base_instant: str | None = None, complete: bool = True, schema: pa.Schema | None = None,
-            block_format: str = "avro", partial: bool = False) -> str:
+            block_format: str = "avro", partial: bool = False, positions: object = None) -> str:
         """One deltacommit appending a log file (a data block, Avro or Parquet, and/or a delete
-        block); `partial`: the data block holds partial updates (the columns of `rows` only)."""
+        block); `partial`: the data block holds partial updates (the columns of `rows` only);
+        `positions`: the base file rows of `rows`, written as the block's RECORD_POSITIONS."""
         instant, _ = self._begin(Action.DELTA_COMMIT)
         if partial and schema is None and rows is not None and not isinstance(rows, pa.Table):
             schema = pa.schema([f for f in self.schema if f.name in rows[0]])  # the columns set
@@ -117,7 +118,7 @@ class TinyTable:
         write = write_log_blocks(str(self.path), self.config, partition_path=partition, file_id=file_id,
                                  base_instant=base_instant or instant, instant=instant, write_token="0-2-0",
                                  upserts=data, delete_keys=deletes, delete_ordering=delete_ordering,
-                                 block_format=block_format, partial=partial)
+                                 block_format=block_format, partial=partial, positions=positions)
         return self._commit([write], instant, Action.DELTA_COMMIT, complete,
                             self.schema if partial else schema or (data.schema if data is not None else None))
 

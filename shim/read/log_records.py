@@ -11,8 +11,9 @@ import pyarrow.compute as pc
 
 from shim.errors import CorruptFileError
 from shim.layout.table_schema import OPERATION_COLUMN
-from shim.log.blocks import BlockType, HeaderKey
+from shim.log.blocks import BlockType, HeaderKey, LogBlock
 from shim.log.delete import decode_delete_block
+from shim.log.positions import decode_positions
 from shim.log.reader import data_block_schema, decode_data_block
 from shim.read.damage import LogDamage
 from shim.read.keys import record_keys
@@ -39,11 +40,13 @@ def read_slice_log(
     spec: MergeSpec,
     damage: LogDamage | None = None,
     table_columns: Sequence[str] | None = None,
+    base_instant: str | None = None,
 ) -> SliceLog:
     """Decode every visible block into `read_schema` columns and one event per record; a block
     that does not decode is `damage`'s to decide on (without: its error is raised). For a block
     of partial updates, the events record which of `table_columns` (default: the read columns)
-    it holds."""
+    it holds. With `base_instant` (the slice's base file's), the events carry the base rows the
+    blocks' `RECORD_POSITIONS` name, where every block names them for that base file."""
     columns = list(read_schema.names)
     if OPERATION_COLUMN not in columns:
         columns.append(OPERATION_COLUMN)
@@ -54,6 +57,7 @@ def read_slice_log(
     ordering_types = [read_schema.field(f).type for f in ordering_fields]
     partial_columns: list[frozenset[str] | None] = []
     block_numbers: list[np.ndarray] = []
+    positions: list[np.ndarray] | None = [] if base_instant is not None else None
     for visible in blocks:
         try:
             part = _block_records(visible, resolver, columns, spec, ordering_fields, ordering_types)
@@ -68,6 +72,12 @@ def read_slice_log(
         keys, ordering, kinds, batch = part
         block_numbers.append(np.full(len(keys), len(partial_columns), dtype=np.int32))
         partial_columns.append(present)
+        if positions is not None:
+            found = block_positions(visible.block, base_instant, len(keys))
+            if found is None:
+                positions = None
+            else:
+                positions.append(found)
         if batch is None:
             parts.append((keys, ordering, kinds, np.full(len(keys), -1, dtype=np.int64)))
             continue
@@ -88,7 +98,24 @@ def read_slice_log(
     data_index = np.concatenate([p[3] for p in parts])
     partial = tuple(partial_columns) if any(p is not None for p in partial_columns) else ()
     return SliceLog(data, LogEvents(keys, ordering_columns, kinds, data_index,
-                                    np.concatenate(block_numbers) if partial else None, partial))
+                                    np.concatenate(block_numbers) if partial else None, partial,
+                                    np.concatenate(positions) if positions else None))
+
+
+def block_positions(block: LogBlock, base_instant: str | None, records: int) -> np.ndarray | None:
+    """The base file rows a block's records update, in record order, when its `RECORD_POSITIONS`
+    name them for the base file of `base_instant` (one distinct row per record, as Hudi writes
+    them: records sorted by position); None otherwise (the merge goes by record key, as Hudi's
+    file group reader falls back to keys for a block without them)."""
+    text = block.header.get(HeaderKey.RECORD_POSITIONS)
+    if not text or base_instant is None or block.header.get(HeaderKey.BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS) \
+            != base_instant:
+        return None
+    try:
+        found = decode_positions(text, block.path, block.offset)
+    except CorruptFileError:
+        return None  # the records' keys still place them
+    return found if len(found) == records else None
 
 
 def _partial_columns(visible: VisibleBlock, resolver: SchemaResolver, columns: Sequence[str]) -> frozenset[str] | None:

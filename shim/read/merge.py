@@ -57,6 +57,8 @@ class LogEvents:
             tracked, no block is partial).
         partial_columns: per block, the table columns a partial-update block holds (None for
             blocks of whole records).
+        positions: the base file row each event updates, from the blocks' `RECORD_POSITIONS`
+            (None: some block carries none for the slice's base file).
     """
 
     keys: pa.Array
@@ -65,6 +67,7 @@ class LogEvents:
     data_index: np.ndarray
     block: np.ndarray | None = None
     partial_columns: tuple[frozenset[str] | None, ...] = ()
+    positions: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.keys)

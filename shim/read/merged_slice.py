@@ -253,7 +253,12 @@ def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, tim
     path = file_slice.base_path(scan.table.path)
     if path is None or file_slice.base_file is None:
         return
-    columns = list(dict.fromkeys(scan.merge.columns))
+    columns = merge.base_columns(scan.merge)
+    if not columns:  # placed by record positions, decided without ordering values: no base data to read
+        for group in range(parquet_footer(path).num_row_groups):
+            time_limit.check()
+            merge.keep_rows(parquet_footer(path).row_group(group).num_rows, lambda: pa.array([]), [])
+        return
     plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
                               columns=columns, path=path)
     batch_size = MERGE_COLUMNS_BATCH_SIZE if bounded else scan.batch_size

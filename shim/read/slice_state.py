@@ -13,6 +13,8 @@ decoded log side instead (`SliceLog`), so the next read of the slice does not de
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,12 +22,13 @@ import numpy as np
 import pyarrow as pa
 
 from shim.layout.slices import FileSlice
+from shim.read.base_files import parquet_footer
 from shim.read.damage import LogDamage, SkippedBlocks
 from shim.read.keys import record_keys
 from shim.read.log_blocks import visible_blocks
 from shim.read.log_records import read_slice_log
-from shim.read.merge import BaseMerger, ComposedRows, LogWinners, resolve_winners
-from shim.read.merge_keys import MergeMode
+from shim.read.merge import BaseMerger, ComposedRows, LogEvents, LogWinners, resolve_winners
+from shim.read.merge_keys import MergeMode, MergeSpec
 from shim.read.partial_merge import resolve_partial_winners
 
 if TYPE_CHECKING:
@@ -83,10 +86,12 @@ class SliceMergeState:
 
 @dataclass(frozen=True, slots=True)
 class SliceLog:
-    """A slice's decoded log side: its visible log records and each record key's winning event."""
+    """A slice's decoded log side: its visible log records and each record key's winning event
+    (`by_position`: each base row's, the records placed by their blocks' record positions)."""
 
     data: pa.Table
     winners: LogWinners
+    by_position: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -115,20 +120,33 @@ class SliceMerge:
     base_rows: int = 0
     dropped: bool = False
     remember: bool = True
+    by_position: bool = False
+
+    def base_columns(self, spec: MergeSpec) -> list[str]:
+        """The base file's columns the merge compares: with record positions, only the ordering
+        fields (none under commit-time ordering); else the record key's too."""
+        if self.by_position:
+            return list(spec.ordering_fields) if self.event_time else []
+        return list(dict.fromkeys(spec.columns))
 
     def keep(self, batch: pa.RecordBatch, scan: PlannedScan, path: str) -> np.ndarray | None:
         """Which rows of a base batch (holding the merge columns) survive; None: all of them."""
         spec = scan.merge
         assert spec is not None
-        offset = self.base_rows
-        self.base_rows += batch.num_rows
-        if len(self.merger.winners.keys) == 0:
-            self.masks.append(np.ones(batch.num_rows, dtype=bool))
-            return None
-        keys = record_keys(batch, spec, path)
         ordering = [batch.column(f) for f in spec.ordering_fields] if self.event_time else []
-        mask = self.merger.keep_mask(keys, ordering, offset)
-        keep = np.ones(batch.num_rows, dtype=bool) if mask is None else mask
+        return self.keep_rows(batch.num_rows, lambda: record_keys(batch, spec, path), ordering)
+
+    def keep_rows(self, count: int, keys: Callable[[], pa.Array], ordering: list[pa.Array]) -> np.ndarray | None:
+        """Which of the next `count` base rows survive (`keys` gives their record keys, when
+        the merge goes by key; `ordering`, their ordering values under event-time ordering)."""
+        offset = self.base_rows
+        self.base_rows += count
+        if len(self.merger.winners.keys) == 0:
+            self.masks.append(np.ones(count, dtype=bool))
+            return None
+        found = pa.array(np.arange(offset, offset + count, dtype=np.int64)) if self.by_position else keys()
+        mask = self.merger.keep_mask(found, ordering, offset)
+        keep = np.ones(count, dtype=bool) if mask is None else mask
         self.masks.append(keep)
         if keep.all():
             return None
@@ -204,12 +222,28 @@ def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: Skipped
     if not isinstance(side, SliceLog) or not _holds(side.data, schema):
         damage = LogDamage(table.committed, file_slice.partition_path, scan.read_instant, scan.corrupt, skipped)
         blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
-        log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage, scan.schemas.full_schema.names)
-        winners = (resolve_partial_winners(log.events, spec.mode, scan.schemas.full_schema.names)
-                   if log.events.has_partial else resolve_winners(log.events, spec.mode))
-        side = SliceLog(log.data, winners)
+        log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage, scan.schemas.full_schema.names,
+                             file_slice.base_instant if file_slice.base_file is not None else None)
+        events, by_position = _placed(log.events, file_slice, table.path)
+        winners = (resolve_partial_winners(events, spec.mode, scan.schemas.full_schema.names)
+                   if events.has_partial else resolve_winners(events, spec.mode))
+        side = SliceLog(log.data, winners, by_position)
         remember = not damage.found
         if remember:
             table.slice_cache.put(key, side, side.nbytes)
     merger = BaseMerger(side.winners, spec.mode)
-    return SliceMerge(side.data, merger, spec.mode is MergeMode.EVENT_TIME_ORDERING, [], remember=remember)
+    return SliceMerge(side.data, merger, spec.mode is MergeMode.EVENT_TIME_ORDERING, [], remember=remember,
+                      by_position=side.by_position)
+
+
+def _placed(events: LogEvents, file_slice: FileSlice, table_path: str) -> tuple[LogEvents, bool]:
+    """The events keyed by the base rows their record positions name (and True), where every
+    block names them for the slice's base file and inside it, as Hudi's position-based merge
+    takes them; else as they are, keyed by record key (and False)."""
+    positions = events.positions
+    path = file_slice.base_path(table_path)
+    if positions is None or path is None or not len(positions):
+        return events, False
+    if int(positions.max()) >= parquet_footer(path).num_rows:
+        return events, False
+    return dataclasses.replace(events, keys=pa.array(positions, pa.int64())), True

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -26,6 +27,7 @@ from shim.keys.keygen import key_columns, record_keys
 from shim.keys.partition_scheme import scheme_of_table
 from shim.layout.table_schema import META_COLUMNS
 from shim.log.blocks import HeaderKey
+from shim.log.positions import encode_positions
 from shim.log.writer import (
     encode_avro_data_block,
     encode_delete_block,
@@ -242,10 +244,13 @@ def write_log_blocks(
     base_file: str | None = None,
     block_format: str = "avro",
     partial: bool = False,
+    positions: np.ndarray | None = None,
 ) -> FileWrite:
     """Write a new log file holding a data block (Avro, or Parquet with `block_format`) and/or a
     delete block for `instant`; with `partial`, the data block holds partial updates (only the
-    columns of `upserts`, flagged IS_PARTIAL as Hudi writes a MERGE INTO of some columns)."""
+    columns of `upserts`, flagged IS_PARTIAL as Hudi writes a MERGE INTO of some columns); with
+    `positions` (the base file rows of `upserts`, in their order), the data block carries them as
+    `RECORD_POSITIONS` for the base file of `base_instant`."""
     folder = join(table_path, partition_path)
     storage.make_dirs(folder)
     ensure_partition_metafile(table_path, partition_path, instant)
@@ -260,6 +265,9 @@ def write_log_blocks(
         header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: json.dumps(schema)}
         if partial:
             header[HeaderKey.IS_PARTIAL] = "true"
+        if positions is not None:
+            header[HeaderKey.RECORD_POSITIONS] = encode_positions(positions)
+            header[HeaderKey.BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS] = base_instant
         if block_format == "parquet":
             blocks.append(encode_parquet_data_block(full, header))
         else:

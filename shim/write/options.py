@@ -69,6 +69,7 @@ PARQUET_CODEC = "hoodie.parquet.compression.codec"
 PARQUET_DICTIONARY = "hoodie.parquet.dictionary.enabled"
 PARQUET_BLOCK_SIZE = "hoodie.parquet.block.size"
 LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
+RECORD_POSITIONS = "hoodie.write.record.positions"
 HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
 HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
@@ -142,6 +143,9 @@ class WriteOptions:
     """How base files and Parquet log blocks are encoded (`hoodie.parquet.*`)."""
     log_block_format: str = "avro"
     """`avro` or `parquet` data blocks in log files (`hoodie.logfile.data.block.format`)."""
+    record_positions: bool = True
+    """Write the base file rows a log block updates into its header (`hoodie.write.record.positions`,
+    on by default as in Hudi 1.x): readers merge by position instead of reading and hashing keys."""
     inline_compaction: InlineCompaction = field(default_factory=InlineCompaction)
     """Compact (or schedule a compaction) after a merge-on-read commit (`hoodie.compact.inline*`)."""
     auto_archive: bool = True
@@ -185,6 +189,7 @@ class WriteOptions:
             "clean": clean_settings(options),
             "parquet": parquet_settings(options),
             "log_block_format": _log_block_format(options),
+            "record_positions": flag(options, RECORD_POSITIONS, True),
             "inline_compaction": inline_compaction(options),
         }
         if existing is not None:

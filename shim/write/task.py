@@ -33,6 +33,7 @@ from shim.files import base_file_name, log_file_name
 from shim.layout.slices import FileSlice, file_slices_as_of
 from shim.layout.table_schema import META_COLUMNS
 from shim.log.blocks import HeaderKey
+from shim.log.positions import encode_positions
 from shim.log.writer import encode_delete_block, encode_parquet_data_block, extend_log_file, write_log_file
 from shim.read.base_files import parquet_footer
 from shim.read.merge_keys import MergeMode, merge_spec_for
@@ -357,7 +358,29 @@ class _GroupWriter:
         data, keys = self._precombined_with_earlier_logs(state, group)
         records = self._meta(data, keys, state.partition_path, state.file_id)
         base_file = committed.base_file.name if committed.base_file is not None else None
-        return self._write_log(state, base_instant, base_file, records, group)
+        placed = self._positions(state, committed, base_instant, keys, group.delete_keys)
+        return self._write_log(state, base_instant, base_file, records, group, placed)
+
+    def _positions(self, state: GroupState, committed: FileSlice, base_instant: str, keys: pa.Array,
+                   deleted: pa.Array) -> _Placed | None:
+        """The base file rows the records and the deletes update (`hoodie.write.record.positions`),
+        when the slice's base file holds every one of their keys, once (as Hudi writes them only
+        then); None otherwise."""
+        base = committed.base_file
+        if not self.plan.options.record_positions or base is None or base_instant != committed.base_instant:
+            return None
+        path = join(self.plan.table_path, state.partition_path, base.name)
+        stored = pq.read_table(storage.parquet_source(path), columns=[RECORD_KEY]).column(0).combine_chunks()
+        found = []
+        for wanted in (keys, deleted):
+            rows = pc.index_in(wanted.cast(pa.string()), value_set=stored)
+            if rows.null_count:
+                return None
+            found.append(np.asarray(rows.to_numpy(zero_copy_only=False), dtype=np.int64))
+        for rows in found:
+            if len(np.unique(rows)) != len(rows):
+                return None
+        return _Placed(found[0], found[1])
 
     def _log_on_new_base(self, state: GroupState, group: GroupRows,
                          handed: tuple[str, pa.Table] | None) -> tuple[GroupState, str | None]:
@@ -391,7 +414,7 @@ class _GroupWriter:
         return self._write_log(state, plan.instant, base.file_name, records, group)
 
     def _write_log(self, state: GroupState, base_instant: str, base_file: str | None, records: pa.Table,
-                   group: GroupRows) -> tuple[GroupState, str | None]:
+                   group: GroupRows, placed: _Placed | None = None) -> tuple[GroupState, str | None]:
         """A data block of `records` (meta columns filled) and a delete block of the group's deletes
         in this write's log file of the file slice with base instant `base_instant`: a new log
         file for the first task to log there, the same file extended for the next (one log file
@@ -405,11 +428,21 @@ class _GroupWriter:
             return state, None  # every row lost to a newer version another task of this write wrote
         blocks = []
         if records.num_rows:
-            blocks.append(self._data_block(records))
+            header: dict[HeaderKey | int, str] = {}
+            if placed is not None:  # records in the order of their rows in the base file, as Hudi writes them
+                order = np.argsort(placed.records, kind="stable")
+                records = records.take(pa.array(order))
+                header = _positions_header(placed.records[order], base_instant)
+            blocks.append(self._data_block(records, header))
         if len(group.delete_keys):
-            keys = group.delete_keys.to_pylist()
-            blocks.append(encode_delete_block(
-                keys, [partition] * len(keys), list(group.delete_ordering), {HeaderKey.INSTANT_TIME: plan.instant}))
+            keys, ordering = group.delete_keys, list(group.delete_ordering)
+            header = {HeaderKey.INSTANT_TIME: plan.instant}
+            if placed is not None:
+                order = np.argsort(placed.deletes, kind="stable")
+                keys, ordering = keys.take(pa.array(order)), [column.take(pa.array(order)) for column in ordering]
+                header.update(_positions_header(placed.deletes[order], base_instant))
+            names = keys.to_pylist()
+            blocks.append(encode_delete_block(names, [partition] * len(names), ordering, header))
         earlier = next((log for log in state.logs if log.prev_commit == base_instant), None)
         if earlier is None:
             ensure_partition_metafile(plan.table_path, partition, plan.instant)
@@ -445,16 +478,17 @@ class _GroupWriter:
         logs = tuple(log for log in state.logs if log is not earlier) + (stat,)
         return dataclasses.replace(state, logs=logs, logged=logged), name
 
-    def _data_block(self, records: pa.Table) -> bytes:
-        """An Avro or Parquet data block of `records` (`hoodie.logfile.data.block.format`)."""
+    def _data_block(self, records: pa.Table, extra: dict[HeaderKey | int, str]) -> bytes:
+        """An Avro or Parquet data block of `records` (`hoodie.logfile.data.block.format`), with
+        the `extra` header entries."""
         plan = self.plan
         schema = avro_record_schema(plan.config.name, records.schema)
         if plan.options.log_block_format == "parquet":
-            header = {HeaderKey.INSTANT_TIME: plan.instant, HeaderKey.SCHEMA: json.dumps(schema)}
+            header = {HeaderKey.INSTANT_TIME: plan.instant, HeaderKey.SCHEMA: json.dumps(schema), **extra}
             settings = plan.options.parquet
             return encode_parquet_data_block(records, header, row_group_size=settings.row_group_rows(records),
                                              **settings.writer_options(records.column_names, plan.options.record_key_fields))
-        return encode_data_block(records, schema, {HeaderKey.INSTANT_TIME: plan.instant})
+        return encode_data_block(records, schema, {HeaderKey.INSTANT_TIME: plan.instant, **extra})
 
     def _precombine_fields(self) -> tuple[str, ...]:
         return self.plan.options.ordering_fields if self.plan.options.combine else ()
@@ -486,6 +520,19 @@ class _GroupWriter:
         """The keys and ordering values of every block this write logged to the group (set aside
         with each block and named in the group's state)."""
         return [read_spill(self.spill_folder, name) for name in state.logged]
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """The base file rows a log write's records and deletes update, in their order."""
+
+    records: np.ndarray
+    deletes: np.ndarray
+
+
+def _positions_header(rows: np.ndarray, base_instant: str) -> dict[HeaderKey | int, str]:
+    return {HeaderKey.RECORD_POSITIONS: encode_positions(rows),
+            HeaderKey.BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS: base_instant}
 
 
 def _bloom_to_extend(previous: str | None, steps: list[tuple[pa.Table, pa.Array]]) -> tuple[str, pa.Array] | None:

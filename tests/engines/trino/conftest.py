@@ -1,5 +1,6 @@
 """One catalog, one Trino and one Presto for the whole session, over one warehouse: the evolved
-tables the PySpark writer writes (`evolvedkit`) and copies of the real Hudi tables (`real_<zip>`).
+tables the PySpark writer writes (`evolvedkit`), copies of the real Hudi tables (`real_<zip>`) and
+of tables Apache Hudi 1.2 writes with partial updates (`oracle_<recipe>`).
 
 Trino reads the catalog's Iceberg REST endpoint with the server's token (catalog `hudi`) and
 with a wrong one (catalog `wrong`); Presto 0.287 reads the Hadoop catalog folder the server
@@ -26,6 +27,9 @@ from tests.engines.trino import evolvedkit
 from tests.engines.trino.enginekit import Catalog, catalog_server, engine_server, runner
 
 TOKEN = "trino-presto-test-token"
+ORACLE_TABLES = ("mor_partial_updates", "mor_partial_commit_time")
+"""Tables Apache Hudi writes (`engines.hudi` recipes) that the engines read too: partial-update
+log blocks and record positions, what Hudi 1.x writes by default."""
 
 
 @dataclass
@@ -51,6 +55,10 @@ def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, share
     evolvedkit.build(spark, warehouse)
     for name, table in shared_tables.items():
         shutil.copytree(table, warehouse / "real" / name)
+    from engines.hudi.generate import generate  # Apache Hudi's own tables (built once, cached)
+
+    for name, generated in generate(list(ORACLE_TABLES)).items():
+        shutil.copytree(generated.path, warehouse / "oracle" / name)
     return warehouse
 
 

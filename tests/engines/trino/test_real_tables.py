@@ -8,6 +8,7 @@ import pytest
 
 import shim
 from tests.conftest import shared_table_names
+from tests.engines.trino.conftest import ORACLE_TABLES
 from tests.engines.trino.test_evolved_tables import ENGINES, VIEWS, check_same
 
 pytestmark = pytest.mark.shared
@@ -20,3 +21,14 @@ def test_real_table_reads_as_the_shim_reads_it(stack, flavor, view, name):
     expected = shim.open_table(str(stack.warehouse / "real" / name)).read(mode=view)
     assert expected.num_rows > 0
     check_same(stack, flavor, f'SELECT * FROM hudi."default"."real_{name}{VIEWS[view]}"', expected)
+
+
+@pytest.mark.hudi_oracle
+@pytest.mark.parametrize("flavor", ENGINES)
+@pytest.mark.parametrize("view", list(VIEWS))
+@pytest.mark.parametrize("name", ORACLE_TABLES)
+def test_tables_hudi_wrote_with_partial_updates_read_as_the_shim_reads_them(stack, flavor, view, name):
+    """MERGE INTO ... UPDATE SET of some columns: partial-update log blocks, record positions."""
+    expected = shim.open_table(str(stack.warehouse / "oracle" / name)).read(mode=view)
+    assert expected.num_rows > 0
+    check_same(stack, flavor, f'SELECT * FROM hudi."default"."oracle_{name}{VIEWS[view]}"', expected)
