@@ -173,6 +173,12 @@ def _plan(
         evolved = previous  # no rows are written: the rows given only name partitions
     else:
         evolved = evolve_for_write(previous, incoming)
+    if opts.partial_columns:
+        table_columns = [f.name for f in data_arrow_schema(evolved)]
+        if set(opts.partial_columns) >= set(table_columns):  # every column set: whole records
+            opts = dataclasses.replace(opts, partial_columns=())
+        else:
+            opts = dataclasses.replace(opts, partial_columns=tuple(c for c in table_columns if c in opts.partial_columns))
     replace_all: dict[str, tuple[str, ...]] = {}
     if read_instant is not None and (opts.operation is Operation.INSERT_OVERWRITE_TABLE or opts.partitions_to_delete):
         for file_slice in table.file_slices(read_instant):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.keys.partition_scheme import PartitionScheme
 from shim.properties import TableConfig, TableType
+from shim.schema import META_FIELD_NAMES
 from shim.services.archive_plan import ArchiveSettings
 from shim.services.clean_plan import CleanSettings
 from shim.services.compaction_trigger import InlineCompaction
@@ -70,6 +72,8 @@ PARQUET_DICTIONARY = "hoodie.parquet.dictionary.enabled"
 PARQUET_BLOCK_SIZE = "hoodie.parquet.block.size"
 LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
 RECORD_POSITIONS = "hoodie.write.record.positions"
+PARTIAL_UPDATE_SCHEMA = "hoodie.write.partial.update.schema"
+MERGE_INTO_PARTIAL_UPDATES = "hoodie.spark.sql.merge.into.partial.updates"
 HEARTBEAT_INTERVAL = "hoodie.client.heartbeat.interval_in_ms"
 HEARTBEAT_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
@@ -144,6 +148,11 @@ class WriteOptions:
     log_block_format: str = "avro"
     """`avro` or `parquet` data blocks in log files (`hoodie.logfile.data.block.format`)."""
     record_positions: bool = True
+    partial_columns: tuple[str, ...] = ()
+    """Upserts of these columns only (`hoodie.write.partial.update.schema`, the Avro schema of
+    the columns set; or `hoodie.spark.sql.merge.into.partial.updates=true` with data missing some
+    table columns): merge-on-read log blocks flagged IS_PARTIAL, as Hudi writes a MERGE INTO
+    ... UPDATE SET of some columns. Empty: whole records."""
     """Write the base file rows a log block updates into its header (`hoodie.write.record.positions`,
     on by default as in Hudi 1.x): readers merge by position instead of reading and hashing keys."""
     inline_compaction: InlineCompaction = field(default_factory=InlineCompaction)
@@ -193,7 +202,12 @@ class WriteOptions:
             "inline_compaction": inline_compaction(options),
         }
         if existing is not None:
-            return dataclasses.replace(_merge_with_table(options, operation, columns, existing), **per_write)
+            merged = dataclasses.replace(_merge_with_table(options, operation, columns, existing), **per_write)
+            partial = _partial_columns(options, merged, columns, existing)
+            return dataclasses.replace(merged, partial_columns=partial, combine=merged.combine and not partial)
+        if _partial_asked(options):
+            raise InvalidArgumentError(f"{PARTIAL_UPDATE_SCHEMA} / {MERGE_INTO_PARTIAL_UPDATES}: partial updates need "
+                                       "an existing table to update; there is none at this path yet")
         if operation is Operation.DELETE_PARTITION:
             raise InvalidArgumentError("delete_partition needs an existing table: there is none at this path yet")
         name = text(options, TABLE_NAME) or text(options, "hoodie.datasource.write.table.name")
@@ -339,6 +353,37 @@ def _log_block_format(options: Mapping[str, str]) -> str:
     if value not in ("avro", "parquet"):
         raise InvalidArgumentError(f"{LOG_BLOCK_FORMAT}={value!r} must be avro or parquet")
     return value
+
+
+def _partial_asked(options: Mapping[str, str]) -> bool:
+    return bool(text(options, PARTIAL_UPDATE_SCHEMA)) or flag(options, MERGE_INTO_PARTIAL_UPDATES, False)
+
+
+def _partial_columns(options: Mapping[str, str], merged: WriteOptions, columns: tuple[str, ...],
+                     config: TableConfig) -> tuple[str, ...]:
+    """The columns a partial update sets (empty: whole records); see `WriteOptions.partial_columns`."""
+    if not _partial_asked(options):
+        return ()
+    schema = text(options, PARTIAL_UPDATE_SCHEMA)
+    if schema:
+        try:
+            named = tuple(str(f["name"]) for f in json.loads(schema)["fields"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InvalidArgumentError(f"{PARTIAL_UPDATE_SCHEMA} is not an Avro record schema: {exc}") from None
+        missing = [n for n in named if n not in columns]
+        if missing:
+            raise InvalidArgumentError(f"{PARTIAL_UPDATE_SCHEMA} names {missing[0]!r}, which the data does not hold")
+    else:
+        named = tuple(c for c in columns if c not in META_FIELD_NAMES)
+    if not config.is_mor or merged.operation is not Operation.UPSERT:
+        raise UnsupportedFeatureError(
+            f"partial updates ({PARTIAL_UPDATE_SCHEMA}, {MERGE_INTO_PARTIAL_UPDATES}) are upserts into merge-on-read "
+            f"tables; this is a {merged.operation.value} into a {config.table_type.value} table", feature="partial-update")
+    needed = [c for c in (*merged.record_key_fields, *merged.partition_fields, *merged.ordering_fields) if c not in named]
+    if needed:
+        raise InvalidArgumentError(f"a partial update must set the record key, partition and ordering fields; "
+                                   f"{needed[0]!r} is missing")
+    return named
 
 
 def _combine(options: Mapping[str, str], operation: Operation) -> bool:

@@ -253,6 +253,11 @@ class _GroupWriter:
             state = handle.read() or self._new_state(group, committed)
             if handed is not None and handed[0] not in state.spills:
                 return True, None  # another task wrote these rows into the base file
+            if plan.options.partial_columns and not (plan.is_mor and committed is not None and state.base is None):
+                raise WriteError(
+                    f"a partial update of {group.data.num_rows} record(s) in partition {group.partition_path!r} "
+                    f"(bucket {group.bucket}) has no file group to go into: partial updates update records the "
+                    "table holds; write whole records for new keys")
             if plan.is_mor and committed is not None and state.base is None:
                 state, name = self._append_log(state, committed, group)
             elif plan.is_mor and state.base is not None:
@@ -429,10 +434,13 @@ class _GroupWriter:
         blocks = []
         if records.num_rows:
             header: dict[HeaderKey | int, str] = {}
+            if plan.options.partial_columns:  # only the columns set, as Hudi writes a MERGE INTO of some
+                records = records.select([*META_COLUMNS, *plan.options.partial_columns])
+                header[HeaderKey.IS_PARTIAL] = "true"
             if placed is not None:  # records in the order of their rows in the base file, as Hudi writes them
                 order = np.argsort(placed.records, kind="stable")
                 records = records.take(pa.array(order))
-                header = _positions_header(placed.records[order], base_instant)
+                header.update(_positions_header(placed.records[order], base_instant))
             blocks.append(self._data_block(records, header))
         if len(group.delete_keys):
             keys, ordering = group.delete_keys, list(group.delete_ordering)
