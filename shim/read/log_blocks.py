@@ -41,10 +41,11 @@ class VisibleBlock:
 
 
 def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: str,
-                   damage: LogDamage | None = None) -> list[VisibleBlock]:
+                   damage: LogDamage | None = None, *, hfile_blocks: bool = False) -> list[VisibleBlock]:
     """The data and delete blocks a read as of `read_instant` applies, in order; `damage` decides
     about corrupt regions and damaged blocks (without: regions Hudi skips are skipped, anything
-    else raises `CorruptFileError`)."""
+    else raises `CorruptFileError`). HFile data blocks are kept with `hfile_blocks` (the metadata
+    table's logs hold them), else they are damage (a data table's writers never append one)."""
     kept: list[VisibleBlock] = []
     cdc = timeline.config.cdc_enabled
     for path in log_paths:
@@ -55,7 +56,7 @@ def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: s
             contents.raise_unreadable()
         for block in contents.blocks:
             written = damage.written_by(contents, block) if damage is not None else None
-            problem = _damaged(contents, block, written, damage, cdc)
+            problem = _damaged(contents, block, written, damage, cdc, hfile_blocks)
             if problem is not None:
                 if damage is None:
                     raise CorruptFileError(f"{path}: log block at byte offset {block.offset} is corrupt: {problem}",
@@ -78,7 +79,7 @@ def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: s
 
 
 def _damaged(contents: LogFileContents, block: LogBlock, written: CommittedRange | None,
-             damage: LogDamage | None, cdc: bool) -> str | None:
+             damage: LogDamage | None, cdc: bool, hfile_blocks: bool = False) -> str | None:
     """Why a block that parsed cannot be what a data table's writers append (None: it can).
 
     Inside the bytes a visible commit appended (`written`), the block must be a data or delete
@@ -86,7 +87,7 @@ def _damaged(contents: LogFileContents, block: LogBlock, written: CommittedRange
     a data block's schema may name no top-level column the commit's schema lacks.
     """
     kind = block.block_type
-    if kind is BlockType.HFILE:
+    if kind is BlockType.HFILE and not hfile_blocks:
         return "an HFile block, which Hudi writes only to the metadata table"
     if kind is BlockType.COMMAND:
         if not block.is_rollback_command:
@@ -100,7 +101,7 @@ def _damaged(contents: LogFileContents, block: LogBlock, written: CommittedRange
     if written is not None and instant != written.instant:
         return f"its INSTANT_TIME {instant!r} is not {written.instant}, the commit that appended it"
     if kind not in DATA_BLOCKS:
-        return None
+        return None  # (a delete block, or an HFile block of the metadata table: its own reader checks it)
     try:
         schema = block_avro_schema(contents, block)
     except CorruptFileError as exc:
