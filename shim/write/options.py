@@ -147,14 +147,18 @@ class WriteOptions:
     """How base files and Parquet log blocks are encoded (`hoodie.parquet.*`)."""
     log_block_format: str = "avro"
     """`avro` or `parquet` data blocks in log files (`hoodie.logfile.data.block.format`)."""
-    record_positions: bool = True
+    record_positions: bool = False
+    """Write the base file rows a log block updates into its header (`hoodie.write.record.positions`):
+    readers merge by position instead of reading and hashing keys. Hudi 1.x writes them by
+    default into tables of version 8 and up only: the header keys are unknown to the Hudi 0.x
+    readers of version-6 tables (Presto's Hudi connector fails on them), so this writer (version
+    6) writes them when asked."""
     partial_columns: tuple[str, ...] = ()
     """Upserts of these columns only (`hoodie.write.partial.update.schema`, the Avro schema of
     the columns set; or `hoodie.spark.sql.merge.into.partial.updates=true` with data missing some
     table columns): merge-on-read log blocks flagged IS_PARTIAL, as Hudi writes a MERGE INTO
-    ... UPDATE SET of some columns. Empty: whole records."""
-    """Write the base file rows a log block updates into its header (`hoodie.write.record.positions`,
-    on by default as in Hudi 1.x): readers merge by position instead of reading and hashing keys."""
+    ... UPDATE SET of some columns (which Hudi 0.x readers of version-6 tables cannot read).
+    Empty: whole records."""
     inline_compaction: InlineCompaction = field(default_factory=InlineCompaction)
     """Compact (or schedule a compaction) after a merge-on-read commit (`hoodie.compact.inline*`)."""
     auto_archive: bool = True
@@ -198,7 +202,7 @@ class WriteOptions:
             "clean": clean_settings(options),
             "parquet": parquet_settings(options),
             "log_block_format": _log_block_format(options),
-            "record_positions": flag(options, RECORD_POSITIONS, True),
+            "record_positions": flag(options, RECORD_POSITIONS, False),
             "inline_compaction": inline_compaction(options),
         }
         if existing is not None:

@@ -150,7 +150,7 @@ def test_hudi_reads_our_partial_updates_as_we_do(tmp_path: Path, payload: str):
     path = tmp_path / "partial"
     options = {**OPTIONS, "hoodie.schema.on.read.enable": "false",  # Hudi takes partial updates only then
                "hoodie.datasource.write.payload.class": f"org.apache.hudi.common.model.{payload}"}
-    partial = {**options, "hoodie.spark.sql.merge.into.partial.updates": "true"}
+    partial = {**options, "hoodie.spark.sql.merge.into.partial.updates": "true", "hoodie.write.record.positions": "true"}
     write(path, rows(range(8), 1, fare=lambda i: i * 1.5, qty=lambda i: i), **options)
     write(path, rows(range(0, 8, 2), 5, qty=lambda i: 100 + i), **partial)  # qty only
     write(path, rows(range(4), 3, fare=-1.0), **partial)  # fare only, at ts 3 after ts 5 for k0, k2
