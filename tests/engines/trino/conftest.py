@@ -45,13 +45,25 @@ class Stack:
 
 
 @pytest.fixture(scope="session")
-def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, shared_tables: dict[str, Path]) -> Path:
+def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, shared_tables: dict[str, Path],
+                     request: pytest.FixtureRequest) -> Path:
     root = tmp_path_factory.mktemp("engines")
     warehouse = root / "warehouse"
     evolvedkit.build(spark, warehouse)
     for name, table in shared_tables.items():
         shutil.copytree(table, warehouse / "real" / name)
+    for name, table in _lance_tables(request).items():
+        shutil.copytree(table, warehouse / "lance" / name)
     return warehouse
+
+
+def _lance_tables(request: pytest.FixtureRequest) -> dict[str, Path]:
+    """hudi-rs's tables with Lance base files (`lance_<name>`), where pylance and the registry are
+    there (their tests skip otherwise)."""
+    try:
+        return dict(request.getfixturevalue("lance_tables"))
+    except pytest.skip.Exception:
+        return {}
 
 
 @pytest.fixture(scope="session")
