@@ -39,6 +39,8 @@ RECORD_MERGE_STRATEGY_ID = "hoodie.record.merge.strategy.id"
 LEGACY_MERGE_STRATEGY_ID = "hoodie.compaction.record.merger.strategy"
 CREATE_SCHEMA = "hoodie.table.create.schema"
 BASE_FILE_FORMAT = "hoodie.table.base.file.format"
+READ_BASE_FILE_FORMATS = ("PARQUET", "LANCE")
+"""Base file formats read (Lance with pylance, the `lance` extra); ORC and HFile tables are refused."""
 LOG_FILE_FORMAT = "hoodie.table.log.file.format"
 BOOTSTRAP_BASE_PATH = "hoodie.bootstrap.base.path"
 TABLE_FORMAT = "hoodie.table.format"
@@ -322,6 +324,22 @@ class TableConfig:
     def is_partitioned(self) -> bool:
         return bool(self.partition_fields) and self.key_generator not in ("NON_PARTITION", "GLOBAL_DELETE")
 
+    @property
+    def base_file_format(self) -> str:
+        """`hoodie.table.base.file.format`, upper case (PARQUET when unset)."""
+        return (self.raw.get(BASE_FILE_FORMAT) or "PARQUET").strip().upper()
+
+    def require_parquet_base_files(self, action: str) -> None:
+        """Refuse `action` (a write, a compaction) on a table whose base files are not Parquet:
+        hudi-shim's writers write Parquet only, and a Hudi table keeps one base file format."""
+        if self.base_file_format != "PARQUET":
+            raise UnsupportedFeatureError(
+                f"{self.path}: cannot {action}: the table keeps its base files in {self.base_file_format} "
+                f"({BASE_FILE_FORMAT}) and hudi-shim writes Parquet base files only; write it with Apache Hudi",
+                feature=f"write-base-file-format-{self.base_file_format.lower()}",
+                path=self.path,
+            )
+
     def validate(self) -> None:
         """Reject tables this reader cannot read correctly, naming the key and value."""
         version = self.version
@@ -340,10 +358,11 @@ class TableConfig:
                 feature=f"timeline-layout-{layout}",
                 path=self.path,
             )
-        base_format = (self.raw.get(BASE_FILE_FORMAT) or "PARQUET").strip().upper()
-        if base_format != "PARQUET":
+        base_format = self.base_file_format
+        if base_format not in READ_BASE_FILE_FORMATS:
             raise UnsupportedFeatureError(
-                f"{self.path}: base file format {base_format} is not supported; only PARQUET is",
+                f"{self.path}: base file format {base_format} is not supported; "
+                f"{' and '.join(READ_BASE_FILE_FORMATS)} are",
                 feature=f"base-file-format-{base_format.lower()}",
                 path=self.path,
             )

@@ -50,6 +50,27 @@ def shared_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
+def lance_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """hudi-rs's tables with Lance base files (Apache Hudi 1.2), from the `hudi` sdist on PyPI
+    (`tests.hudi_rs_data`), unzipped once per session: name -> table folder."""
+    pytest.importorskip("lance", reason="pylance (pip install 'hudi-shim[lance]') reads Lance base files")
+    from tests.hudi_rs_data import HudiRsDataUnavailable, lance_table_zips
+
+    try:
+        zips = lance_table_zips()
+    except HudiRsDataUnavailable as exc:
+        pytest.skip(f"hudi-rs's Lance tables: {exc}")
+    root = tmp_path_factory.mktemp("lance-tables")
+    tables = {}
+    for name, archive in zips.items():
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(root / name)
+        [table] = [p.parent.parent for p in (root / name).glob("*/.hoodie/hoodie.properties")]
+        tables[name] = table
+    return tables
+
+
+@pytest.fixture(scope="session")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """A real S3-compatible server: s3proxy on a free port of 127.0.0.1, with a bucket `lake`."""
     server = start_s3proxy(tmp_path_factory.mktemp("s3proxy"))

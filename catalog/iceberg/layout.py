@@ -11,7 +11,9 @@ slice is written out reconciled, with field ids:
   and re-added under its old name, a name reused by a rename);
 - a type change Iceberg readers do not apply (long to string, ...), a change inside a nested
   column, and time or timestamps in milliseconds;
-- a partition column the file does not hold (Hudi fills it from the partition path).
+- a partition column the file does not hold (Hudi fills it from the partition path);
+- a base file in Lance (Hudi 1.2's `hoodie.table.base.file.format=LANCE`), a format Iceberg has
+  not: every slice of such a table is written out as Parquet, its logs merged in.
 
 In the snapshot view, a slice with log files whose base file is read in place also gets what
 its logs change: the log records that stand, and position deletes for the base rows they
@@ -31,7 +33,7 @@ from catalog.iceberg.types import children, iceberg_id, last_column_id, promotes
 from catalog.views import View
 from shim import FileSchema
 from shim.layout.slices import FileSlice
-from shim.read import read_file_schema
+from shim.read import is_lance, read_file_schema
 from shim.schema import META_FIELD_NAMES, has_field_ids
 
 
@@ -80,6 +82,8 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
         reason: str | None
         if base_path is None or not bases:
             reason = "it has no base file"
+        elif is_lance(base_path):
+            reason = "its base file is a Lance file, which Iceberg readers do not read"
         else:
             physical = read_file_schema(base_path)
             reason = _why_not_in_place(bases[0], physical, schema, names, partition_fields)

@@ -162,6 +162,38 @@ def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
 
 
 def _as_target(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    columns = [column if column.type == field.type else column.cast(field.type)
+    columns = [_required_members_filled(column if column.type == field.type else column.cast(field.type))
                for column, field in zip(batch.columns, target)]
     return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _required_members_filled(column: pa.Array) -> pa.Array:
+    """`column` with the required members of its null structs holding a value: a struct built from
+    records (log records decoded from Avro) leaves them null under a null parent, which Parquet
+    writers refuse for a required member although no reader sees it."""
+    if not pa.types.is_struct(column.type):
+        return column
+    children = []
+    for i in range(column.type.num_fields):
+        member = column.type.field(i)
+        child = _required_members_filled(column.field(i))
+        if not member.nullable and child.null_count:
+            child = child.fill_null(pa.scalar(_placeholder(member.type), member.type)) \
+                if _placeholder(member.type) is not None else child
+        children.append(child)
+    return pa.StructArray.from_arrays(children, fields=list(column.type), mask=column.is_null())
+
+
+def _placeholder(data_type: pa.DataType) -> object:
+    """A value of `data_type` for slots no reader sees (None where none is simple to make)."""
+    if pa.types.is_string(data_type) or pa.types.is_large_string(data_type):
+        return ""
+    if pa.types.is_binary(data_type) or pa.types.is_large_binary(data_type):
+        return b""
+    if pa.types.is_boolean(data_type):
+        return False
+    if pa.types.is_integer(data_type) or pa.types.is_floating(data_type) or pa.types.is_decimal(data_type):
+        return 0
+    if pa.types.is_date(data_type) or pa.types.is_timestamp(data_type) or pa.types.is_time(data_type):
+        return 0
+    return None

@@ -4,7 +4,10 @@ written for Iceberg readers.
 Iceberg field ids are the table's column ids plus one (Hudi numbers columns from 0, Iceberg
 from 1); nested fields (struct members, list elements, map keys and values) keep their own ids
 the same way. Types Iceberg has no exact match for are widened in files written for it: time
-and timestamps in milliseconds become microseconds.
+and timestamps in milliseconds become microseconds. A Hudi VECTOR (a fixed-size list, one id for
+the column) is an Iceberg list of required elements, its element id `VECTOR_ELEMENT_ID_BASE`
+above the column's; files written for Iceberg hold it as such a list (Hudi's own files hold its
+bytes, so its slices are always written out).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from shim.schema.arrow import member_fields as children
 ID_OFFSET = 1
 #: Iceberg's reserved field ids of the columns of position delete files.
 DELETE_FILE_PATH_ID, DELETE_POS_ID = 2147483546, 2147483545
+#: A vector's element id is its column's Iceberg id plus this (Hudi gives vector elements no id).
+VECTOR_ELEMENT_ID_BASE = 1 << 24
 
 
 def iceberg_id(field: pa.Field, where: str) -> int:
@@ -66,6 +71,8 @@ def last_column_id(schema: pa.Schema) -> int:
 def _ids(schema: pa.Schema) -> Iterator[tuple[int, str]]:
     def walk(field: pa.Field, where: str) -> Iterator[tuple[int, str]]:
         yield iceberg_id(field, where), where
+        if pa.types.is_fixed_size_list(field.type):
+            yield iceberg_id(field, where) + VECTOR_ELEMENT_ID_BASE, f"{where}.element"
         labels = ["key", "value"] if pa.types.is_map(field.type) else ["element"] if _is_list(field.type) else None
         for i, child in enumerate(children(field.type)):
             yield from walk(child, f"{where}.{labels[i] if labels else child.name}")
@@ -75,11 +82,12 @@ def _ids(schema: pa.Schema) -> Iterator[tuple[int, str]]:
 
 
 def _field(field: pa.Field, where: str) -> dict[str, Any]:
-    return {"id": iceberg_id(field, where), "name": field.name, "required": not field.nullable,
-            "type": _type(field.type, where)}
+    field_id = iceberg_id(field, where)
+    return {"id": field_id, "name": field.name, "required": not field.nullable,
+            "type": _type(field.type, where, field_id)}
 
 
-def _type(data_type: pa.DataType, where: str) -> Any:
+def _type(data_type: pa.DataType, where: str, field_id: int = 0) -> Any:
     if pa.types.is_struct(data_type):
         return {"type": "struct", "fields": [_field(f, f"{where}.{f.name}") for f in children(data_type)]}
     if pa.types.is_map(data_type):
@@ -91,6 +99,9 @@ def _type(data_type: pa.DataType, where: str) -> Any:
         element = data_type.value_field
         return {"type": "list", "element-id": iceberg_id(element, f"{where}.element"),
                 "element": _type(element.type, f"{where}.element"), "element-required": not element.nullable}
+    if pa.types.is_fixed_size_list(data_type):  # a VECTOR
+        return {"type": "list", "element-id": field_id + VECTOR_ELEMENT_ID_BASE,
+                "element": primitive_name(data_type.value_type, f"{where}.element"), "element-required": True}
     return primitive_name(data_type, where)
 
 
@@ -134,11 +145,12 @@ def file_schema_for_iceberg(schema: pa.Schema) -> pa.Schema:
 
 
 def _file_field(field: pa.Field, where: str) -> pa.Field:
-    return pa.field(field.name, _file_type(field.type, where), field.nullable,
-                    {FIELD_ID_KEY: str(iceberg_id(field, where)).encode()})
+    field_id = iceberg_id(field, where)
+    return pa.field(field.name, _file_type(field.type, where, field_id), field.nullable,
+                    {FIELD_ID_KEY: str(field_id).encode()})
 
 
-def _file_type(data_type: pa.DataType, where: str) -> pa.DataType:
+def _file_type(data_type: pa.DataType, where: str, field_id: int = 0) -> pa.DataType:
     if pa.types.is_struct(data_type):
         return pa.struct([_file_field(f, f"{where}.{f.name}") for f in children(data_type)])
     if pa.types.is_map(data_type):
@@ -146,6 +158,10 @@ def _file_type(data_type: pa.DataType, where: str) -> pa.DataType:
                        _file_field(data_type.item_field, f"{where}.value"))
     if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
         return pa.list_(_file_field(data_type.value_field, f"{where}.element"))
+    if pa.types.is_fixed_size_list(data_type):  # a VECTOR: a list of required elements
+        element = _file_type(data_type.value_type, f"{where}.element")
+        return pa.list_(pa.field("element", element, False,
+                                 {FIELD_ID_KEY: str(field_id + VECTOR_ELEMENT_ID_BASE).encode()}))
     primitive_name(data_type, where)  # refuses what Iceberg cannot hold
     if pa.types.is_time(data_type):
         return pa.time64("us")

@@ -6,6 +6,7 @@ public here, by name (`from shim.read import read_file_schema`), imported on fir
     SkippedBlocks, SKIPPED_BLOCKS_KEY   corrupt log regions a `corrupt="skip"` scan skipped
     TimeLimit, NO_LIMIT                 a scan's deadline
     parquet_footer, read_file_schema    a base file's Parquet footer and Arrow schema
+    is_lance                            whether a base file is a Lance file (Hudi 1.2)
     slice_merge_state                   how a snapshot read merges one file slice
     exact_from_path, typed_partition_values   partition values typed from partition paths
     check_time_travel                   an `as_of` refused at or after a write not completed
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from shim.read.base_files import parquet_footer, read_file_schema
     from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
     from shim.read.dictionary_filter import value_types
+    from shim.read.lance_files import is_lance
     from shim.read.merged_slice import slice_merge_state
     from shim.read.partition_fill import exact_from_path, typed_partition_values
     from shim.read.request import with_dictionary_partitions
@@ -36,6 +38,8 @@ def __getattr__(name: str) -> object:
         from shim.read import time_limit as module
     elif name in ("parquet_footer", "read_file_schema"):
         from shim.read import base_files as module
+    elif name == "is_lance":
+        from shim.read import lance_files as module
     elif name == "slice_merge_state":
         from shim.read import merged_slice as module
     elif name in ("exact_from_path", "typed_partition_values"):
@@ -58,6 +62,7 @@ __all__ = [
     "TimeLimit",
     "check_time_travel",
     "exact_from_path",
+    "is_lance",
     "parquet_footer",
     "read_file_schema",
     "slice_merge_state",

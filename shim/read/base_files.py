@@ -1,4 +1,9 @@
-"""Reading Parquet base files: projection, filter pushdown (row-group pruning) and the file plan."""
+"""Reading base files: projection, filter pushdown (row-group pruning) and the file plan.
+
+Base files are Parquet, or Lance on tables that say `hoodie.table.base.file.format=LANCE`: every
+entry point here takes either and hands a `.lance` file to `shim.read.lance_files` (no row groups,
+statistics or dictionary pages there; its bloom filter sits in the same key-value metadata).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,9 @@ import pyarrow.parquet as pq
 
 from shim import storage
 from shim.errors import UNDECODABLE, CorruptFileError, file_gone, is_missing_file
+from shim.read import lance_files
 from shim.read.dictionary_filter import dictionary_mask, only_column
+from shim.read.lance_files import LanceFooter, is_lance
 from shim.read.partition_fill import as_dictionary_field
 from shim.read.plan import FilePlan
 from shim.read.time_limit import NO_LIMIT, TimeLimit
@@ -26,13 +33,23 @@ _AT_ONCE_BYTES = 16 << 20
 
 
 def read_file_schema(path: str) -> pa.Schema:
-    """Arrow schema stored in a Parquet file's footer."""
+    """Arrow schema stored in a base file (a Parquet file's footer, a Lance file's schema)."""
+    if is_lance(path):
+        return lance_files.lance_schema(path)
     return _footer(path)[1]
 
 
-def parquet_footer(path: str) -> pq.FileMetaData:
-    """The file's parsed footer (cached per file version)."""
+def parquet_footer(path: str) -> pq.FileMetaData | LanceFooter:
+    """The file's parsed footer (cached per file version); of a Lance file, what it has of one:
+    its row count and key-value metadata (`LanceFooter`, no row groups)."""
+    if is_lance(path):
+        return lance_files.lance_footer(path)
     return _footer(path)[0]
+
+
+def base_file_rows(path: str) -> int:
+    """Rows in a base file, from its footer."""
+    return int(parquet_footer(path).num_rows)
 
 
 def dictionary_columns(path: str, columns: Sequence[str]) -> list[str]:
@@ -40,8 +57,11 @@ def dictionary_columns(path: str, columns: Sequence[str]) -> list[str]:
     every row group.
 
     Read as dictionaries and decoded in one pass (a take from the dictionary) they cost a
-    fraction of Parquet's value-by-value decoding; the values are the same.
+    fraction of Parquet's value-by-value decoding; the values are the same. None in a Lance file
+    (pylance decodes its columns to their plain types).
     """
+    if is_lance(path):
+        return []
     stored = _footer(path)[2]
     return [name for name in columns if name in stored]
 
@@ -109,8 +129,12 @@ def scan_parquet(
     threads; without (for a few rows), one batch at a time, the first one soonest.
     `dictionaries` names query columns to return dictionary-encoded where the file's string
     column is read unchanged (see `kept_dictionaries`). `time_limit` is checked after every batch
-    read, also those the filter empties.
+    read, also those the filter empties. Lance files are read one after another, the filter
+    applied to the rows read.
     """
+    if paths and is_lance(paths[0]):
+        yield from lance_files.scan_lance(paths, plan, pushdown, batch_size=batch_size, time_limit=time_limit)
+        return
     if not ahead:
         yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size, dictionaries, time_limit)
         return
@@ -200,8 +224,12 @@ def iter_parquet_in_order(
     file's column is read unchanged (see `kept_dictionaries`). `bounded` (for callers that
     already read several files side by side, one per core) streams the file batch by batch on
     the calling thread, however small the file: memory follows `batch_size`, not the row group,
-    and no Arrow thread (each holding memory of its own) is set to work.
+    and no Arrow thread (each holding memory of its own) is set to work. A Lance file is read by
+    `lance_files.iter_lance_in_order` (its strings plain, never kept as dictionaries).
     """
+    if is_lance(path):
+        yield from lance_files.iter_lance_in_order(path, plan, keep=keep, batch_size=batch_size, before_plan=before_plan)
+        return
     try:
         metadata, file_schema, _ = _footer(path)
         columns = _columns_to_read(plan, file_schema)

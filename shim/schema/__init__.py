@@ -52,6 +52,7 @@ from shim.schema.types import (
     PrimitiveType,
     RecordType,
     Type,
+    VectorType,
 )
 from shim.schema.visitor import (
     PartnerAccessor,
@@ -89,6 +90,7 @@ __all__ = [
     "SchemaWithPartnerVisitor",
     "StructPlan",
     "Type",
+    "VectorType",
     "add_meta_fields",
     "apply",
     "arrow_field_id",

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim.errors import SchemaEvolutionError, UnsupportedFeatureError
-from shim.schema import promote
+from shim.schema import casts, promote
 from shim.schema.arrow import arrow_primitive_to_internal, primitive_to_arrow
 from shim.schema.reconcile import FieldPlan, ListPlan, MapPlan, Node, PrimitivePlan, ReadPlan, StructPlan
 from shim.schema.types import (
@@ -37,6 +37,7 @@ from shim.schema.types import (
     DecimalType,
     FixedType,
     PrimitiveType,
+    VectorType,
 )
 
 _TIMESTAMPS = (TIMESTAMP, TIMESTAMP_MILLIS, LOCAL_TIMESTAMP_MICROS, LOCAL_TIMESTAMP_MILLIS)
@@ -134,6 +135,8 @@ class _Context:
         return self._map(arr, node, path)
 
     def _primitive(self, arr: pa.Array, node: PrimitivePlan, path: str) -> pa.Array:
+        if isinstance(node.query_type, VectorType):  # a vector's bytes, whatever the file's schema says
+            return self._vector(arr, node.query_type, node.arrow_type, path)
         arr = self._normalize(arr, node.file_type, path)
         out = promote.convert(arr, node.file_type, node.query_type)
         return out if out.type == node.arrow_type else pc.cast(out, node.arrow_type)
@@ -143,6 +146,8 @@ class _Context:
         canonical = primitive_to_arrow(file_type)
         if arr.type == canonical:
             return arr
+        if isinstance(file_type, VectorType):
+            return self._vector(arr, file_type, canonical, path)
         try:
             held = arrow_primitive_to_internal(arr.type, path)
         except UnsupportedFeatureError:
@@ -169,6 +174,20 @@ class _Context:
             return pc.cast(arr, canonical, safe=not pa.types.is_temporal(arr.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise self.error(path, f"its {arr.type} values do not fit {file_type}: {exc}") from exc
+
+    def _vector(self, arr: pa.Array, file_type: VectorType, canonical: pa.DataType, path: str) -> pa.Array:
+        """A VECTOR column as stored: Hudi's bytes (Parquet binary, Avro fixed), or a list of its
+        elements (Arrow-native writers)."""
+        kind = arr.type
+        try:
+            if pa.types.is_fixed_size_binary(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+                return casts.bytes_to_vector(arr, canonical, file_type.byte_size)
+            if (pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind)) \
+                    and kind.value_type == canonical.value_type:
+                return pc.cast(arr, canonical)
+        except (ValueError, pa.ArrowInvalid) as exc:
+            raise self.error(path, f"its {kind} values are no {file_type}: {exc}") from exc
+        raise self.error(path, f"it holds Arrow type {kind} but its schema type is {file_type}")
 
     def _struct(self, arr: pa.Array, node: StructPlan, path: str) -> pa.Array:
         if not pa.types.is_struct(arr.type):

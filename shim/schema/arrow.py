@@ -42,6 +42,7 @@ from shim.schema.types import (
     PrimitiveType,
     RecordType,
     Type,
+    VectorType,
 )
 
 FIELD_ID_KEY = b"PARQUET:field_id"
@@ -77,7 +78,17 @@ def primitive_to_arrow(type_: PrimitiveType) -> pa.DataType:
         return pa.decimal128(type_.precision, type_.scale)
     if isinstance(type_, FixedType):
         return pa.binary(type_.length)
+    if isinstance(type_, VectorType):
+        return vector_arrow_type(type_)
     return _PRIMITIVE_TO_ARROW[type_]
+
+
+_VECTOR_ELEMENTS = {"FLOAT": pa.float32(), "DOUBLE": pa.float64(), "INT8": pa.int8()}
+
+
+def vector_arrow_type(type_: VectorType) -> pa.DataType:
+    """A VECTOR as Arrow: a fixed-size list of `dimension` non-null elements."""
+    return pa.list_(pa.field("element", _VECTOR_ELEMENTS[type_.element_type], nullable=False), type_.dimension)
 
 
 def type_to_arrow(type_: Type) -> pa.DataType:

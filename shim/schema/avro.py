@@ -44,6 +44,8 @@ from shim.schema.types import (
     PrimitiveType,
     RecordType,
     Type,
+    VectorType,
+    vector_type,
 )
 
 _AVRO_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
@@ -202,6 +204,20 @@ def _is_optional(schema: Any) -> bool:
     return isinstance(schema, list) and len(schema) == 2 and ("null" in schema or {"type": "null"} in schema)
 
 
+def _vector(schema: dict[str, Any]) -> VectorType:
+    """Hudi 1.2's VECTOR: a `fixed` of `dimension * element size` bytes with logical type `vector`
+    and the properties `dimension`, `elementType` and `storageBacking`."""
+    where = f"Avro fixed {schema.get('name')!r} (logical type vector)"
+    try:
+        dimension = int(schema.get("dimension", 0))
+    except (TypeError, ValueError):
+        dimension = 0
+    vector = vector_type(dimension, schema.get("elementType"), schema.get("storageBacking"), where=where)
+    if int(schema["size"]) != vector.byte_size:
+        raise InvalidTableError(f"{where}: size {schema['size']} is not {vector.byte_size} bytes ({vector})")
+    return vector
+
+
 def _primitive(schema: dict[str, Any]) -> PrimitiveType | None:
     kind = schema.get("type")
     logical = schema.get("logicalType")
@@ -223,6 +239,8 @@ def _primitive(schema: dict[str, Any]) -> PrimitiveType | None:
         return LOCAL_TIMESTAMP_MICROS
     if logical == "uuid" and kind in ("string", "fixed"):
         return UUID
+    if logical == "vector" and kind == "fixed":
+        return _vector(schema)
     simple = {
         "boolean": BOOLEAN,
         "int": INT,
@@ -348,6 +366,9 @@ def _primitive_to_avro(type_: PrimitiveType, name: str, namespace: str | None) -
         return _fixed(name, namespace, type_.length)
     if type_ == UUID:
         return _fixed(name, namespace, 16, logicalType="uuid")
+    if isinstance(type_, VectorType):
+        return _fixed(name, namespace, type_.byte_size, logicalType="vector", dimension=type_.dimension,
+                      elementType=type_.element_type, storageBacking=type_.storage_backing)
     simple: dict[PrimitiveType, Any] = {
         BOOLEAN: "boolean",
         INT: "int",

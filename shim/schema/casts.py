@@ -218,3 +218,34 @@ def string_to_date(arr: pa.Array) -> pa.Array:
     return pa.array(days.astype(np.int32), pa.date32(), mask=~ok)
 
 
+
+
+def bytes_to_vector(arr: pa.Array, target: pa.DataType, byte_size: int) -> pa.Array:
+    """Hudi's VECTOR bytes (`byte_size` per value: the elements little-endian, back to back), as
+    the fixed-size list `target`; a null stays null.
+
+    Raises:
+        ValueError: a value is not `byte_size` bytes long.
+    """
+    element = target.value_type
+    if pa.types.is_fixed_size_binary(arr.type):
+        if arr.type.byte_width != byte_size:
+            raise ValueError(f"values of {arr.type.byte_width} bytes are no vectors of {byte_size} bytes")
+        data = arr.buffers()[1]
+        start = arr.offset * byte_size
+        raw = np.frombuffer(data, dtype=np.uint8)[start:start + len(arr) * byte_size] if data is not None \
+            else np.zeros(0, dtype=np.uint8)
+    else:
+        arr = arr.cast(pa.large_binary())
+        lengths = pc.binary_length(arr).fill_null(byte_size).to_numpy(zero_copy_only=False)
+        if (lengths != byte_size).any():
+            bad = int(np.flatnonzero(lengths != byte_size)[0])
+            raise ValueError(f"value {bad} holds {int(lengths[bad])} bytes, not the vector's {byte_size}")
+        filled = arr.fill_null(b"\0" * byte_size) if arr.null_count else arr
+        offsets = np.frombuffer(filled.buffers()[1], dtype=np.int64)[filled.offset:filled.offset + len(filled) + 1]
+        body = np.frombuffer(filled.buffers()[2], dtype=np.uint8) if len(filled) else np.zeros(0, dtype=np.uint8)
+        raw = body[offsets[0]:offsets[-1]]
+    dtype = np.dtype(element.to_pandas_dtype()).newbyteorder("<")
+    values = pa.array(raw.view(dtype).astype(dtype.newbyteorder("="), copy=False), type=element)
+    mask = arr.is_null() if arr.null_count else None
+    return pa.FixedSizeListArray.from_arrays(values, type=target, mask=mask)

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from shim.schema import casts
 from shim.schema.arrow import primitive_to_arrow
 from shim.schema.types import (
+    BINARY,
     DATE,
     DOUBLE,
     FLOAT,
@@ -36,7 +37,9 @@ from shim.schema.types import (
     TIMESTAMP,
     TIMESTAMP_MILLIS,
     DecimalType,
+    FixedType,
     PrimitiveType,
+    VectorType,
 )
 
 _FAMILIES: tuple[frozenset[PrimitiveType], ...] = (
@@ -63,6 +66,9 @@ class Conversion(Enum):
     """A change Hudi allows in one ALTER."""
     VIA_STRING = "via_string"
     """A change Hudi allows only as a chain through string: to text, then from text."""
+    VECTOR_BYTES = "vector_bytes"
+    """A VECTOR's bytes, in a file whose schema says binary or fixed (Parquet base files of a
+    table without schema on read, Avro written without the logical type): read as the vector."""
 
 
 def _is_wider_decimal(src: DecimalType, dst: DecimalType) -> bool:
@@ -100,6 +106,8 @@ def conversion(src: PrimitiveType, dst: PrimitiveType) -> Conversion | None:
     """How a `src` file column is read as `dst`, or None when Hudi never allows it."""
     if src == dst:
         return Conversion.IDENTITY
+    if isinstance(dst, VectorType) and (src == BINARY or (isinstance(src, FixedType) and src.length == dst.byte_size)):
+        return Conversion.VECTOR_BYTES
     if any(src in family and dst in family for family in _FAMILIES):
         return Conversion.PRECISION
     if {src, dst} <= _LOCAL_OR_LONG:
@@ -128,6 +136,9 @@ def convert(arr: pa.Array, src: PrimitiveType, dst: PrimitiveType) -> pa.Array:
         return arr.view(primitive_to_arrow(dst))
     if how is Conversion.VIA_STRING:
         return _from_string(casts.to_string(arr), dst)
+    if how is Conversion.VECTOR_BYTES:
+        assert isinstance(dst, VectorType)
+        return casts.bytes_to_vector(arr, primitive_to_arrow(dst), dst.byte_size)
     return _direct(arr, src, dst)
 
 

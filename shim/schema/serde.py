@@ -29,9 +29,11 @@ from shim.schema.types import (
     PrimitiveType,
     RecordType,
     Type,
+    vector_type,
 )
 
 _FIXED = re.compile(r"fixed\[(\d+)\]")
+_VECTOR = re.compile(r"vector\[(\d+),\s*(\w+),\s*(\w+)\]")
 _DECIMAL = re.compile(r"decimal(?:_bytes)?\((\d+),\s*(\d+)\)")
 _DECIMAL_FIXED = re.compile(r"decimal_fixed\((\d+),\s*(\d+)\)\[(\d+)\]")
 
@@ -207,6 +209,8 @@ def parse_type_token(token: str) -> PrimitiveType:
         return DecimalType(int(m.group(1)), int(m.group(2)))
     if m := _FIXED.fullmatch(lowered):
         return FixedType(int(m.group(1)))
+    if m := _VECTOR.fullmatch(lowered):
+        return vector_type(int(m.group(1)), m.group(2), m.group(3), where="InternalSchema JSON")
     if m := _DECIMAL.fullmatch(lowered):
         return DecimalType(int(m.group(1)), int(m.group(2)))
     primitive = PRIMITIVES_BY_TOKEN.get(lowered)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shim.errors import InvalidTableError
+
 
 class Type:
     """Base of all InternalSchema types."""
@@ -166,6 +168,44 @@ class DecimalType(PrimitiveType):
 
     def __str__(self) -> str:
         return f"decimal({self.precision}, {self.scale})"
+
+
+VECTOR_ELEMENT_SIZES = {"FLOAT": 4, "DOUBLE": 8, "INT8": 1}
+"""Hudi 1.2's vector element types and their sizes in bytes (`HoodieSchema.Vector.VectorElementType`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorType(PrimitiveType):
+    """`vector[dimension, element type, storage backing]` (Hudi 1.2's VECTOR).
+
+    Hudi stores a vector as `dimension` little-endian elements in one value of
+    `dimension * element size` bytes: an Avro `fixed` with logical type `vector`, Parquet
+    binary. Read as a fixed-size list of the elements (float32, float64 or int8).
+    """
+
+    dimension: int
+    element_type: str = "FLOAT"
+    storage_backing: str = "FIXED_BYTES"
+
+    def __str__(self) -> str:
+        return f"vector[{self.dimension}, {self.element_type}, {self.storage_backing}]"
+
+    @property
+    def byte_size(self) -> int:
+        """Bytes of one vector."""
+        return self.dimension * VECTOR_ELEMENT_SIZES[self.element_type]
+
+
+def vector_type(dimension: int, element_type: str | None, storage_backing: str | None, *, where: str) -> VectorType:
+    """A VECTOR type from Hudi's properties (element type FLOAT and backing FIXED_BYTES when
+    absent, as Hudi defaults them); `where` names the schema in errors."""
+    element = (element_type or "FLOAT").upper()
+    backing = (storage_backing or "FIXED_BYTES").upper()
+    if dimension <= 0 or element not in VECTOR_ELEMENT_SIZES or backing != "FIXED_BYTES":
+        raise InvalidTableError(
+            f"{where}: vector[{dimension}, {element}, {backing}] is not a VECTOR Hudi writes (a positive "
+            f"dimension, elements {', '.join(VECTOR_ELEMENT_SIZES)}, storage FIXED_BYTES)")
+    return VectorType(dimension, element, backing)
 
 
 BOOLEAN = BooleanType()

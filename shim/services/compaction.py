@@ -156,6 +156,7 @@ def _mor_table(location: str) -> tuple[str, TableConfig]:
         raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
     if not config.is_mor:
         raise UnsupportedFeatureError(f"{table_path}: only merge-on-read tables are compacted", feature="compact-cow")
+    config.require_parquet_base_files("compact it")
     return table_path, config
 
 

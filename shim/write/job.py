@@ -104,6 +104,8 @@ def plan_write(
     options, storage_options = split_storage_options(options)
     register_storage_options(table_path, storage_options)
     config = read_table_config(table_path)
+    if config is not None:
+        config.require_parquet_base_files("write to it")
     opts = WriteOptions.parse(options, tuple(incoming.names), config)
     if opts.drop_partition_columns:  # the table's schema leaves them out, as its files do
         incoming = pa.schema([f for f in incoming if f.name not in opts.partition_fields])

@@ -80,6 +80,7 @@ def test_table_config_unsupported_version_fails_up_front(version):
     ("key", "value", "feature"),
     [
         ("hoodie.table.base.file.format", "ORC", "base-file-format-orc"),
+        ("hoodie.table.base.file.format", "HFILE", "base-file-format-hfile"),
         ("hoodie.bootstrap.base.path", "/src", "bootstrap"),
         ("hoodie.table.format", "iceberg", "table-format-iceberg"),
     ],
@@ -88,6 +89,17 @@ def test_table_config_unsupported_features_fail_up_front(key, value, feature):
     with pytest.raises(UnsupportedFeatureError) as info:
         _config(**{key: value})
     assert info.value.feature == feature
+
+
+def test_table_config_lance_base_files_are_read_but_not_written():
+    config = _config(**{"hoodie.table.base.file.format": "lance"})
+    assert config.base_file_format == "LANCE"
+    with pytest.raises(UnsupportedFeatureError, match="cannot write to it: the table keeps its base files in LANCE") \
+            as info:
+        config.require_parquet_base_files("write to it")
+    assert info.value.feature == "write-base-file-format-lance"
+    assert info.value.path == "/x/.hoodie/hoodie.properties"
+    _config().require_parquet_base_files("write to it")  # PARQUET when unset
 
 
 def test_table_config_unknown_table_type_names_the_value():

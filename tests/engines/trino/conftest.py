@@ -49,7 +49,8 @@ class Stack:
 
 
 @pytest.fixture(scope="session")
-def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, shared_tables: dict[str, Path]) -> Path:
+def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, shared_tables: dict[str, Path],
+                     request: pytest.FixtureRequest) -> Path:
     root = tmp_path_factory.mktemp("engines")
     warehouse = root / "warehouse"
     evolvedkit.build(spark, warehouse)
@@ -59,7 +60,18 @@ def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, share
 
     for name, generated in generate(list(ORACLE_TABLES)).items():
         shutil.copytree(generated.path, warehouse / "oracle" / name)
+    for name, table in _lance_tables(request).items():
+        shutil.copytree(table, warehouse / "lance" / name)
     return warehouse
+
+
+def _lance_tables(request: pytest.FixtureRequest) -> dict[str, Path]:
+    """hudi-rs's tables with Lance base files (`lance_<name>`), where pylance and the registry are
+    there (their tests skip otherwise)."""
+    try:
+        return dict(request.getfixturevalue("lance_tables"))
+    except pytest.skip.Exception:
+        return {}
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """Trino and Presto read every real Hudi table in ../shared/hudi-tables (written by Apache Hudi:
 table versions 6, 8 and 9, copy-on-write and merge-on-read, Avro and Parquet log blocks,
-deletes, rollbacks, nested and every primitive type) through the catalog as the shim reads it."""
+deletes, rollbacks, nested and every primitive type) through the catalog as the shim reads it,
+and hudi-rs's tables with Lance base files (published written out as Parquet)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shim
 from tests.conftest import shared_table_names
 from tests.engines.trino.conftest import ORACLE_TABLES
 from tests.engines.trino.test_evolved_tables import ENGINES, VIEWS, check_same
+from tests.shim.read.test_lance_tables import NAMES as LANCE_NAMES
 
 pytestmark = pytest.mark.shared
 
@@ -32,3 +34,15 @@ def test_tables_hudi_wrote_with_partial_updates_read_as_the_shim_reads_them(stac
     expected = shim.open_table(str(stack.warehouse / "oracle" / name)).read(mode=view)
     assert expected.num_rows > 0
     check_same(stack, flavor, f'SELECT * FROM hudi."default"."oracle_{name}{VIEWS[view]}"', expected)
+
+
+@pytest.mark.parametrize("flavor", ENGINES)
+@pytest.mark.parametrize("view", list(VIEWS))
+@pytest.mark.parametrize("name", LANCE_NAMES)
+def test_lance_table_reads_as_the_shim_reads_it(stack, flavor, view, name):
+    path = stack.warehouse / "lance" / name
+    if not path.exists():
+        pytest.skip("hudi-rs's Lance tables are not there (pylance or the package index missing)")
+    expected = shim.open_table(str(path)).read(mode=view)
+    assert expected.num_rows > 0
+    check_same(stack, flavor, f'SELECT * FROM hudi."default"."lance_{name}{VIEWS[view]}"', expected)
