@@ -255,9 +255,7 @@ def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, tim
         return
     columns = merge.base_columns(scan.merge)
     if not columns:  # placed by record positions, decided without ordering values: no base data to read
-        for group in range(parquet_footer(path).num_row_groups):
-            time_limit.check()
-            merge.keep_rows(parquet_footer(path).row_group(group).num_rows, lambda: pa.array([]), [])
+        merge.keep_rows(parquet_footer(path).num_rows, lambda: pa.array([]), [])
         return
     plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
                               columns=columns, path=path)
