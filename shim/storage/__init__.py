@@ -1,0 +1,76 @@
+"""Storage: a table's files, local or on an object store, as one object the table holds.
+
+`storage_for(location, options)` builds it once for a table's location (`shim.open_table` does);
+its methods are the whole surface for reading, listing, writing atomically, creating only where
+none is, removing and locking files (see `Storage`). `RemoteStorage` keeps its own options
+(credentials, endpoint): two tables under one bucket prefix with different credentials each read
+with their own. `shim.storage.paths` names every file under `.hoodie`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from urllib.parse import unquote, urlparse
+
+from shim.errors import TableNotFoundError
+from shim.storage.base import FileInfo, Hold, Storage, join
+from shim.storage.local import LocalStorage
+from shim.storage.options import (
+    STORAGE_OPTION_PREFIX,
+    is_remote,
+    normalize,
+    normalized_options,
+    redacted,
+    split_storage_options,
+)
+from shim.storage.remote import RemoteStorage
+
+
+def resolve_table_path(location: str | os.PathLike[str]) -> str:
+    """Absolute local path of a table given as a path or a `file://` URI; the normalized URI of
+    one on an object store or HDFS (`s3://bucket/path`)."""
+    text = os.fspath(location)
+    if is_remote(text):
+        return normalize(text)
+    if "://" in text or text.startswith("file:"):
+        parsed = urlparse(text)
+        if parsed.scheme != "file":
+            raise TableNotFoundError(
+                f"unsupported location {text!r}: hudi-shim reads local paths, file://, s3://, s3a://, gs:// "
+                "and hdfs:// URIs",
+                path=text,
+            )
+        text = unquote(parsed.path)
+    return os.path.abspath(os.path.expanduser(text))
+
+
+def storage_for(location: str | os.PathLike[str], options: Mapping[str, object] | None = None) -> Storage:
+    """The storage of a location (resolved as `resolve_table_path` does), with `options` for an
+    object store (credentials, region, endpoint; see `shim.storage.options`)."""
+    path = resolve_table_path(location)
+    if is_remote(path):
+        return RemoteStorage(path, normalized_options(options))
+    return LocalStorage(path)
+
+
+def as_storage(where: Storage | str | os.PathLike[str]) -> Storage:
+    """`where` if it is a storage, else the storage of that location, reached without options
+    (locally, or with the environment's credentials)."""
+    return where if isinstance(where, Storage) else storage_for(where)
+
+
+__all__ = [
+    "STORAGE_OPTION_PREFIX",
+    "FileInfo",
+    "Hold",
+    "LocalStorage",
+    "RemoteStorage",
+    "Storage",
+    "as_storage",
+    "join",
+    "redacted",
+    "resolve_table_path",
+    "split_storage_options",
+    "storage_for",
+]
