@@ -20,20 +20,20 @@ from contextvars import ContextVar
 from typing import Any
 
 try:
-    from fastapi import FastAPI, HTTPException
+    from fastapi import FastAPI, HTTPException, Request
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the hudi-shim HTTP API needs FastAPI: pip install 'hudi-shim[serve]'") from exc
 
 import shim
 from catalog.admission import ScanSlots
-from catalog.errors import error_response, install_error_handlers
+from catalog.errors import error_response, install_error_handlers, server_fault_response
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.routes import publish_router
 from catalog.iceberg.routes import router as iceberg_router
 from catalog.responses import SCAN_DEADLINE
 from catalog.routes import router
-from catalog.service import Catalog
+from catalog.service import ICEBERG_DIR, Catalog
 from catalog.settings import Settings
 from catalog.stream import StreamAborted
 from shim.errors import HudiShimError
@@ -63,6 +63,7 @@ def create_app(settings: Settings) -> FastAPI:
         temporary = folder is None
         if folder is None:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
+            catalog.private_folders.append((folder, ICEBERG_DIR))
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
                                              history=settings.iceberg_history)
         hadoop_folder = settings.hadoop_catalog_location()
@@ -80,6 +81,7 @@ def create_app(settings: Settings) -> FastAPI:
                 shutil.rmtree(folder, ignore_errors=True)
 
     app = FastAPI(title="hudi-shim", version=shim.__version__, description=DESCRIPTION, lifespan=lifespan)
+    app.add_middleware(_AnswerServerFaults)
     app.add_middleware(_EndResponsesCutShort, write_timeout=settings.write_timeout_seconds)
     app.add_middleware(_LimitRequestBody, max_bytes=settings.max_request_bytes)
     _quiet_on_purpose(logging.getLogger("uvicorn.error"))
@@ -168,6 +170,34 @@ def _cause(error: BaseException) -> BaseException:
             return error.error
         else:
             return error
+
+
+class _AnswerServerFaults:
+    """An error no handler answers (a fault of the server's own, not one of the shim's errors)
+    before the response started is answered 500 with a JSON body, its traceback logged; the
+    connection stays usable (an error raised on to the server would close it)."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            if started:
+                raise
+            log.error("%s %s failed", scope.get("method"), scope.get("path"), exc_info=exc)
+            await server_fault_response(Request(scope), exc)(scope, receive, send)
 
 
 class _QuietOnPurpose(logging.Filter):

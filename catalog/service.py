@@ -6,6 +6,7 @@ without a web server. A table is only ever reached through its registered name.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -20,14 +21,19 @@ from catalog.settings import Settings
 from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
 from shim.errors import InvalidArgumentError, TableNotFoundError
+from shim.filesystems import is_remote
 from shim.filesystems import register as register_storage_options
 from shim.read import SkippedBlocks, TimeLimit
 from shim.scan_options import ScanOptions
+from shim.storage import resolve_table_path
 from shim.timeline.instant import Instant, normalize_instant
 
 #: A table asked for by a name not registered makes the warehouse be searched again, at most
 #: this often (seconds).
 LOOKUP_DISCOVERY_SECONDS = 1.0
+#: How client-facing messages name the server's own folders (`Catalog.server_folders`).
+WAREHOUSE, ICEBERG_DIR, HADOOP_CATALOG_DIR, CATALOG_DB = (
+    "<warehouse>", "<iceberg-dir>", "<hadoop-catalog-dir>", "<catalog-db>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,8 @@ class Catalog:
         self._lock = threading.Lock()
         self._discovery_lock = threading.Lock()
         self._discovered_at = self._lookup_discovered_at = float("-inf")
+        #: Folders of the server's besides those its settings name (a temporary Iceberg folder).
+        self.private_folders: list[tuple[str, str]] = []
         try:
             for spec in settings.tables:
                 name, sep, path = spec.partition("=")
@@ -88,6 +96,16 @@ class Catalog:
 
     def close(self) -> None:
         self.registry.close()
+
+    def server_folders(self) -> list[tuple[str, str]]:
+        """The server's own folders as (path, how messages name it), longest first, each in every
+        spelling a message may hold (as given, absolute, with symbolic links resolved)."""
+        settings = self.settings
+        folders = [(settings.warehouse, WAREHOUSE), (settings.iceberg_location(), ICEBERG_DIR),
+                   (settings.hadoop_catalog_location(), HADOOP_CATALOG_DIR),
+                   (os.path.dirname(settings.registry_location()), CATALOG_DB)] + self.private_folders
+        spelled = {(spelling, label) for folder, label in folders if folder for spelling in _spellings(folder)}
+        return sorted(spelled, key=lambda item: len(item[0]), reverse=True)
 
     def discover(self) -> list[RegisteredTable]:
         """Search the warehouse again (new tables registered, vanished ones forgotten)."""
@@ -206,3 +224,10 @@ class Catalog:
             )
         table = self.table(name, reopen=reopen)
         return table.plan(request).reader(skipped, time_limit or TimeLimit.starting_now(self.limits.max_seconds))
+
+
+def _spellings(folder: str) -> set[str]:
+    if is_remote(folder) or "://" in folder:
+        return {folder.rstrip("/"), resolve_table_path(folder).rstrip("/")}
+    absolute = os.path.abspath(os.path.expanduser(folder))
+    return {absolute, os.path.realpath(absolute)} - {"/", ""}
