@@ -21,12 +21,13 @@ from typing import Any
 
 try:
     from fastapi import FastAPI, HTTPException, Request
+    from fastapi.responses import JSONResponse
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the hudi-shim HTTP API needs FastAPI: pip install 'hudi-shim[serve]'") from exc
 
 import shim
 from catalog.admission import ScanSlots
-from catalog.errors import error_response, install_error_handlers, server_fault_response
+from catalog.errors import error_response, install_error_handlers, redact_paths, server_fault_response
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.routes import publish_router
@@ -90,9 +91,15 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(iceberg_router)
     app.include_router(publish_router)
 
-    @app.get("/health", summary="Liveness", tags=["health"])
-    async def health() -> dict[str, str]:
-        return {"status": "ok"}
+    @app.get("/health", summary="Liveness, and whether the warehouse can be served", tags=["health"],
+             responses={503: {"description": "the warehouse folder or the catalog database is gone "
+                                             "(`status`: unavailable, `reason`)"}})
+    def health(request: Request) -> JSONResponse:
+        catalog: Catalog = request.app.state.catalog
+        reason = catalog.health()
+        if reason is None:
+            return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "unavailable", "reason": redact_paths(catalog, reason)}, status_code=503)
 
     return app
 

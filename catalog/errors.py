@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from catalog.admission import ServerBusyError
+from catalog.registry import CatalogUnavailableError
 from catalog.service import WAREHOUSE
 from catalog.stream import ScanLimitError, error_document
 from shim.errors import (
@@ -54,6 +55,7 @@ STATUS_BY_ERROR: tuple[tuple[type[BaseException], int], ...] = (
     (SchemaEvolutionError, 409),
     (ScanLimitError, 413),
     (ServerBusyError, 503),  # with Retry-After
+    (CatalogUnavailableError, 503),  # the warehouse or the registry's database is gone
     (HudiShimError, 500),  # corrupt files, unreadable table metadata: the server's data, not the request
 )
 
@@ -76,7 +78,7 @@ def redact_paths(catalog: Catalog, message: str) -> str:
     shown as the table's catalog name, other paths under the warehouse relative to it, and the
     server's own folders (the warehouse itself, the Iceberg and Hadoop catalog folders, the
     registry's) by what they are: `<warehouse>`, `<iceberg-dir>`, `<hadoop-catalog-dir>`, `<catalog-db>`."""
-    for entry in sorted(catalog.registry.tables(), key=lambda e: len(e.path), reverse=True):
+    for entry in sorted(catalog.registry.known(), key=lambda e: len(e.path), reverse=True):
         message = message.replace(entry.path, entry.name)
     for folder, label in catalog.server_folders():
         if label == WAREHOUSE:  # what lies under it is named relative to it

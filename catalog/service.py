@@ -16,10 +16,17 @@ import pyarrow as pa
 
 import shim
 from catalog.handles import TableHandle
-from catalog.registry import RegisteredTable, Registry, is_table_folder
-from catalog.settings import Settings
+from catalog.registry import (
+    CatalogUnavailableError,
+    RegisteredTable,
+    Registry,
+    is_table_folder,
+    table_location,
+)
+from catalog.settings import MEMORY, Settings
 from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
+from shim import storage
 from shim.errors import InvalidArgumentError, TableNotFoundError
 from shim.filesystems import is_remote
 from shim.filesystems import register as register_storage_options
@@ -98,19 +105,25 @@ class Catalog:
         self.registry.close()
 
     def server_folders(self) -> list[tuple[str, str]]:
-        """The server's own folders as (path, how messages name it), longest first, each in every
-        spelling a message may hold (as given, absolute, with symbolic links resolved)."""
+        """The server's own folders (and its registry's file) as (path, how messages name it),
+        longest first, each in every spelling a message may hold (as given, absolute, with
+        symbolic links resolved)."""
         settings = self.settings
         folders = [(settings.warehouse, WAREHOUSE), (settings.iceberg_location(), ICEBERG_DIR),
                    (settings.hadoop_catalog_location(), HADOOP_CATALOG_DIR),
-                   (os.path.dirname(settings.registry_location()), CATALOG_DB)] + self.private_folders
+                   (settings.registry_location(), CATALOG_DB)] + self.private_folders
         spelled = {(spelling, label) for folder, label in folders if folder for spelling in _spellings(folder)}
         return sorted(spelled, key=lambda item: len(item[0]), reverse=True)
 
     def discover(self) -> list[RegisteredTable]:
-        """Search the warehouse again (new tables registered, vanished ones forgotten)."""
+        """Search the warehouse again (new tables registered, vanished ones forgotten).
+
+        Raises:
+            CatalogUnavailableError: the warehouse folder or the registry's database is gone.
+        """
         if not self.settings.warehouse:
             return []
+        self.check_warehouse()
         found = self.registry.discover(self.settings.warehouse, self.settings.discovery_depth)
         self._discovered_at = time.monotonic()
         return found
@@ -127,6 +140,23 @@ class Catalog:
                 if lookup:
                     self._lookup_discovered_at = self._discovered_at
 
+    def check_warehouse(self) -> None:
+        """Raises CatalogUnavailableError when the warehouse folder is gone (deleted, unmounted)."""
+        if self.settings.warehouse and not storage.is_dir(table_location(self.settings.warehouse)):
+            self._discovered_at = float("-inf")  # searched again as soon as it is back
+            raise CatalogUnavailableError(
+                f"the warehouse folder {table_location(self.settings.warehouse)} does not exist (deleted or "
+                "unmounted?): its tables are served again when it is back")
+
+    def health(self) -> str | None:
+        """Why the catalog cannot serve its warehouse now (None: it can)."""
+        try:
+            self.check_warehouse()
+            self.registry.check()
+        except CatalogUnavailableError as exc:
+            return exc.message
+        return None
+
     def register(self, path: str, name: str | None = None) -> RegisteredTable:
         """Register a table folder by path (default name: its folder name)."""
         return self.registry.register(path, name)
@@ -134,6 +164,7 @@ class Catalog:
     def entries(self) -> list[RegisteredTable]:
         """The registered tables whose folder still holds a table (a deleted one is not listed);
         tables added under the warehouse show within `discovery_seconds`."""
+        self.check_warehouse()
         self._rediscover(self.settings.discovery_seconds)
         return [entry for entry in self.registry.tables() if is_table_folder(entry.path)]
 
@@ -227,6 +258,8 @@ class Catalog:
 
 
 def _spellings(folder: str) -> set[str]:
+    if folder == MEMORY:
+        return set()
     if is_remote(folder) or "://" in folder:
         return {folder.rstrip("/"), resolve_table_path(folder).rstrip("/")}
     absolute = os.path.abspath(os.path.expanduser(folder))
