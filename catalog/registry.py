@@ -267,6 +267,31 @@ def _table_folders(root: str, max_depth: int) -> Iterator[str]:
                 pending.append((entry.path, depth + 1))
 
 
+def folders_named(root: str, name: str, max_depth: int = 4) -> list[str]:
+    """The table folders under `root` that `Registry.discover` would name `name`, found by
+    listing only the folders whose own names begin it (for `db_my_trips`: the root, then `db`
+    or `db_my`): a few listings, whatever else the warehouse holds."""
+    if is_table_folder(root):
+        return []
+    found: list[str] = []
+    pending = [(root, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        for entry in sorted(storage.list_names(folder)):
+            path = f"{folder}/{entry}"
+            derived = name_for_folder(path.removeprefix(root + "/"))
+            if entry.startswith(".") or (derived != name and not name.startswith(derived + "_")):
+                continue
+            if storage.is_link(path) or not storage.is_dir(path):
+                continue
+            if is_table_folder(path):
+                if derived == name:
+                    found.append(path)
+            elif depth + 1 < max_depth:
+                pending.append((path, depth + 1))
+    return found
+
+
 def table_location(path: str) -> str:
     """A table's or warehouse's location as the registry keeps it: the real absolute path of a
     local folder, the normalized URI of one on an object store."""

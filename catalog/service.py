@@ -17,9 +17,12 @@ import pyarrow as pa
 import shim
 from catalog.handles import TableHandle
 from catalog.registry import (
+    DISCOVERED,
+    NAME_PATTERN,
     CatalogUnavailableError,
     RegisteredTable,
     Registry,
+    folders_named,
     is_table_folder,
     table_location,
 )
@@ -35,8 +38,8 @@ from shim.scan_options import ScanOptions
 from shim.storage import resolve_table_path
 from shim.timeline.instant import Instant, normalize_instant
 
-#: A table asked for by a name not registered makes the warehouse be searched again, at most
-#: this often (seconds).
+#: A table asked for by a name several folders under the warehouse give makes it be searched
+#: again, at most this often (seconds).
 LOOKUP_DISCOVERY_SECONDS = 1.0
 #: How client-facing messages name the server's own folders (`Catalog.server_folders`).
 WAREHOUSE, ICEBERG_DIR, HADOOP_CATALOG_DIR, CATALOG_DB = (
@@ -180,8 +183,7 @@ class Catalog:
         try:
             entry = self.registry.get(name)
         except TableNotFoundError:  # perhaps added under the warehouse since the last search
-            self._rediscover(LOOKUP_DISCOVERY_SECONDS, lookup=True)
-            entry = self.registry.get(name)
+            entry = self._look_up(name)
         if not is_table_folder(entry.path):
             with self._lock:
                 self._handles.pop(name, None)
@@ -191,6 +193,24 @@ class Catalog:
             if handle is None or handle.entry.path != entry.path:
                 handle = self._handles[name] = TableHandle(entry)
             return handle
+
+    def _look_up(self, name: str) -> RegisteredTable:
+        """The table `name` not registered yet: one made under the warehouse since it was last
+        searched is found at once, by listing only the folders its name can lie in (a miss costs a
+        few listings, never a search of the whole warehouse); when several folders give that
+        name, the warehouse is searched (at most every `LOOKUP_DISCOVERY_SECONDS`), as
+        discovery decides which one gets it."""
+        if self.settings.warehouse and isinstance(name, str) and NAME_PATTERN.fullmatch(name):
+            self.check_warehouse()
+            folders = folders_named(table_location(self.settings.warehouse), name, self.settings.discovery_depth)
+            if len(folders) == 1:
+                try:
+                    return self.registry.register(folders[0], name, origin=DISCOVERED)
+                except InvalidArgumentError:  # the folder is registered under another name
+                    pass
+            elif len(folders) > 1:
+                self._rediscover(LOOKUP_DISCOVERY_SECONDS, lookup=True)
+        return self.registry.get(name)
 
     def loaded_table(self, name: str) -> shim.Table | None:
         """The registered table when it is open and up to date (found with a few `stat` calls),
