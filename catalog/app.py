@@ -27,6 +27,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import shim
 from catalog.admission import ScanSlots
+from catalog.connections import ABORT, UNSENT_BYTES, ClientTooSlowError, send_while_progressing
 from catalog.errors import error_response, install_error_handlers, redact_paths, server_fault_response
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
@@ -114,10 +115,6 @@ def _keep_refreshed(folder: HadoopCatalogFolder, seconds: float, stop: threading
         stop.wait(seconds)
 
 
-class ClientTooSlowError(Exception):
-    """The client took none of a response's bytes for the write timeout (or past a scan's deadline)."""
-
-
 #: Set in the task of a request whose response this app cut short on purpose.
 _CUT_SHORT: ContextVar[bool] = ContextVar("hudi_shim_cut_short", default=False)
 _NOT_COMPLETED = "ASGI callable returned without completing response"
@@ -125,11 +122,13 @@ _SEND_GRACE_SECONDS = 1.0
 
 
 class _EndResponsesCutShort:
-    """Every send waits at most `write_timeout` for the client (a scan's, at most until its
-    deadline and a second more, for its error batch). A response that fails once started (a
-    scan's error batch sent, a limit, a client too slow) ends there: the connection closes
-    without the chunked body's last chunk, so every HTTP client sees it incomplete. One line is
-    logged, not the server's error for an unfinished response."""
+    """Every send waits for the client while it takes bytes, and at most `write_timeout` seconds
+    in which it takes none (on servers that do not tell the client's progress, `write_timeout`
+    for the whole send); a scan's, at most until its deadline and a second more, for its error
+    batch. A response that fails once started (a scan's error batch sent, a limit, a client too
+    slow) ends there: the connection closes without the chunked body's last chunk, so every HTTP
+    client sees it incomplete; that of a client too slow is dropped at once, with what it
+    buffered. One line is logged, not the server's error for an unfinished response."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], write_timeout: float) -> None:
         self.app = app
@@ -140,18 +139,24 @@ class _EndResponsesCutShort:
             await self.app(scope, receive, send)
             return
         started = False
+        extensions = scope.get("extensions") or {}
+        unsent = extensions.get(UNSENT_BYTES)
 
         async def send_in_time(message: MutableMapping[str, Any]) -> None:
             nonlocal started
-            timeout = self.write_timeout
             deadline = scope.get(SCAN_DEADLINE)
-            if deadline is not None:
-                timeout = min(timeout, max(deadline - time.monotonic(), 0.0) + _SEND_GRACE_SECONDS)
-            try:
-                async with asyncio.timeout(timeout):
-                    await send(message)
-            except TimeoutError:
-                raise ClientTooSlowError(f"the client took no bytes for {timeout:.3g} seconds") from None
+            deadline = None if deadline is None else deadline + _SEND_GRACE_SECONDS
+            if unsent is not None:
+                await send_while_progressing(send(message), unsent, self.write_timeout, deadline)
+            else:
+                timeout = self.write_timeout
+                if deadline is not None:
+                    timeout = min(timeout, max(deadline - time.monotonic(), 0.0))
+                try:
+                    async with asyncio.timeout(timeout):
+                        await send(message)
+                except TimeoutError:
+                    raise ClientTooSlowError(f"the client took no bytes for {timeout:.3g} seconds") from None
             started = started or message["type"] == "http.response.start"
 
         try:
@@ -161,6 +166,8 @@ class _EndResponsesCutShort:
                 raise
             _CUT_SHORT.set(True)
             cause = _cause(exc)
+            if isinstance(cause, ClientTooSlowError) and ABORT in extensions:
+                extensions[ABORT]()  # what it buffered would hold the connection until the client closes it
             if isinstance(cause, HudiShimError | ClientTooSlowError | OSError):
                 log.warning("%s %s ended early: %s", scope.get("method"), scope.get("path"), cause)
             else:  # not a limit, a scan error or the client: a fault of the server's own
