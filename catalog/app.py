@@ -110,6 +110,8 @@ def _keep_refreshed(folder: HadoopCatalogFolder, seconds: float, stop: threading
     while not stop.is_set():
         try:
             folder.refresh()
+        except HudiShimError as exc:  # the warehouse gone, say: the next pass tries again
+            log.warning("refreshing the Hadoop catalog folder %s failed: %s", folder.folder, exc)
         except Exception:  # a bad pass must not end the refreshing; the next one tries again
             log.exception("refreshing the Hadoop catalog folder %s failed", folder.folder)
         stop.wait(seconds)

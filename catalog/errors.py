@@ -1,8 +1,9 @@
 """HTTP status of every error the API returns: one table, and the handlers that apply it.
 
 Error bodies are `{"error": {"type", "message", "code", "column"?, "instant"?, "feature"?}}` (`code`:
-the HTTP status, as in the Iceberg REST error model). Server
-paths in messages are shown relative to the warehouse (or as the table's catalog name).
+the HTTP status, as in the Iceberg REST error model). No message shows an absolute server path:
+paths are shown relative to the warehouse, as the table's catalog name, or as the server folder
+they are (`redact_paths`).
 """
 
 from __future__ import annotations

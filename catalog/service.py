@@ -214,10 +214,13 @@ class Catalog:
 
     def loaded_table(self, name: str) -> shim.Table | None:
         """The registered table when it is open and up to date (found with a few `stat` calls),
-        else None (it must be loaded: call `table`)."""
+        else None (it must be loaded: call `table`, which says why it cannot be)."""
         with self._lock:
             handle = self._handles.get(name)
-        return handle.loaded() if handle is not None else None
+        try:
+            return handle.loaded() if handle is not None else None
+        except Exception:  # noqa: BLE001 - `table` loads it again and reports why it cannot
+            return None
 
     def table(self, name: str, *, reopen: bool = False) -> shim.Table:
         """The registered table as of its latest timeline (`reopen`: its files listed again)."""
