@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from shim import conditional_writes, object_store
-from shim.errors import TableNotFoundError, file_gone
+from shim.errors import InvalidTableError, TableNotFoundError, file_gone
 from shim.filesystems import filesystem_for, is_remote, normalize
 from shim.object_lock import ObjectLock
 
@@ -88,11 +88,25 @@ def read_bytes(path: str) -> bytes:
 
 
 def read_text(path: str) -> str:
-    """Whole content of a UTF-8 text file; raises FileNotFoundError when it is missing."""
+    """Whole content of a UTF-8 text file; raises FileNotFoundError when it is missing, and
+    InvalidTableError naming the file when it is not UTF-8."""
     if is_remote(path):
-        return object_store.read_bytes(path).decode("utf-8")
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
+        return decode_text(object_store.read_bytes(path), path)
+    with open(path, "rb") as handle:
+        return decode_text(handle.read(), path)
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """`data`, the content of the file `path`, as UTF-8 text.
+
+    Raises:
+        InvalidTableError: naming the file and the first byte that is not UTF-8.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidTableError(f"{path} is not UTF-8 text: byte {data[exc.start]:#04x} at offset {exc.start}",
+                                path=path) from None
 
 
 def read_range(path: str, offset: int, length: int) -> bytes:

@@ -57,7 +57,7 @@ class SchemaHistory:
         newest = max(candidates, key=instant_key)
         path = os.path.join(self.folder, candidates[newest])
         try:
-            return history_from_json(storage.read_bytes(path).decode("utf-8"))
+            return history_from_json(storage.decode_text(storage.read_bytes(path), path))
         except InvalidTableError as exc:
             raise InvalidTableError(f"cannot read schema history {path}: {exc.message}", path=path) from exc
 
