@@ -20,20 +20,22 @@ from contextvars import ContextVar
 from typing import Any
 
 try:
-    from fastapi import FastAPI, HTTPException
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.responses import JSONResponse
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the hudi-shim HTTP API needs FastAPI: pip install 'hudi-shim[serve]'") from exc
 
 import shim
 from catalog.admission import ScanSlots
-from catalog.errors import error_response, install_error_handlers
+from catalog.connections import ABORT, UNSENT_BYTES, ClientTooSlowError, send_while_progressing
+from catalog.errors import error_response, install_error_handlers, redact_paths, server_fault_response
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.routes import publish_router
 from catalog.iceberg.routes import router as iceberg_router
 from catalog.responses import SCAN_DEADLINE
 from catalog.routes import router
-from catalog.service import Catalog
+from catalog.service import ICEBERG_DIR, Catalog
 from catalog.settings import Settings
 from catalog.stream import StreamAborted
 from shim.errors import HudiShimError
@@ -63,6 +65,7 @@ def create_app(settings: Settings) -> FastAPI:
         temporary = folder is None
         if folder is None:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
+            catalog.private_folders.append((folder, ICEBERG_DIR))
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
                                              history=settings.iceberg_history)
         hadoop_folder = settings.hadoop_catalog_location()
@@ -80,6 +83,7 @@ def create_app(settings: Settings) -> FastAPI:
                 shutil.rmtree(folder, ignore_errors=True)
 
     app = FastAPI(title="hudi-shim", version=shim.__version__, description=DESCRIPTION, lifespan=lifespan)
+    app.add_middleware(_AnswerServerFaults)
     app.add_middleware(_EndResponsesCutShort, write_timeout=settings.write_timeout_seconds)
     app.add_middleware(_LimitRequestBody, max_bytes=settings.max_request_bytes)
     _quiet_on_purpose(logging.getLogger("uvicorn.error"))
@@ -88,9 +92,15 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(iceberg_router)
     app.include_router(publish_router)
 
-    @app.get("/health", summary="Liveness", tags=["health"])
-    async def health() -> dict[str, str]:
-        return {"status": "ok"}
+    @app.get("/health", summary="Liveness, and whether the warehouse can be served", tags=["health"],
+             responses={503: {"description": "the warehouse folder or the catalog database is gone "
+                                             "(`status`: unavailable, `reason`)"}})
+    def health(request: Request) -> JSONResponse:
+        catalog: Catalog = request.app.state.catalog
+        reason = catalog.health()
+        if reason is None:
+            return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "unavailable", "reason": redact_paths(catalog, reason)}, status_code=503)
 
     return app
 
@@ -100,13 +110,11 @@ def _keep_refreshed(folder: HadoopCatalogFolder, seconds: float, stop: threading
     while not stop.is_set():
         try:
             folder.refresh()
+        except HudiShimError as exc:  # the warehouse gone, say: the next pass tries again
+            log.warning("refreshing the Hadoop catalog folder %s failed: %s", folder.folder, exc)
         except Exception:  # a bad pass must not end the refreshing; the next one tries again
             log.exception("refreshing the Hadoop catalog folder %s failed", folder.folder)
         stop.wait(seconds)
-
-
-class ClientTooSlowError(Exception):
-    """The client took none of a response's bytes for the write timeout (or past a scan's deadline)."""
 
 
 #: Set in the task of a request whose response this app cut short on purpose.
@@ -116,11 +124,13 @@ _SEND_GRACE_SECONDS = 1.0
 
 
 class _EndResponsesCutShort:
-    """Every send waits at most `write_timeout` for the client (a scan's, at most until its
-    deadline and a second more, for its error batch). A response that fails once started (a
-    scan's error batch sent, a limit, a client too slow) ends there: the connection closes
-    without the chunked body's last chunk, so every HTTP client sees it incomplete. One line is
-    logged, not the server's error for an unfinished response."""
+    """Every send waits for the client while it takes bytes, and at most `write_timeout` seconds
+    in which it takes none (on servers that do not tell the client's progress, `write_timeout`
+    for the whole send); a scan's, at most until its deadline and a second more, for its error
+    batch. A response that fails once started (a scan's error batch sent, a limit, a client too
+    slow) ends there: the connection closes without the chunked body's last chunk, so every HTTP
+    client sees it incomplete; that of a client too slow is dropped at once, with what it
+    buffered. One line is logged, not the server's error for an unfinished response."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], write_timeout: float) -> None:
         self.app = app
@@ -131,18 +141,24 @@ class _EndResponsesCutShort:
             await self.app(scope, receive, send)
             return
         started = False
+        extensions = scope.get("extensions") or {}
+        unsent = extensions.get(UNSENT_BYTES)
 
         async def send_in_time(message: MutableMapping[str, Any]) -> None:
             nonlocal started
-            timeout = self.write_timeout
             deadline = scope.get(SCAN_DEADLINE)
-            if deadline is not None:
-                timeout = min(timeout, max(deadline - time.monotonic(), 0.0) + _SEND_GRACE_SECONDS)
-            try:
-                async with asyncio.timeout(timeout):
-                    await send(message)
-            except TimeoutError:
-                raise ClientTooSlowError(f"the client took no bytes for {timeout:.3g} seconds") from None
+            deadline = None if deadline is None else deadline + _SEND_GRACE_SECONDS
+            if unsent is not None:
+                await send_while_progressing(send(message), unsent, self.write_timeout, deadline)
+            else:
+                timeout = self.write_timeout
+                if deadline is not None:
+                    timeout = min(timeout, max(deadline - time.monotonic(), 0.0))
+                try:
+                    async with asyncio.timeout(timeout):
+                        await send(message)
+                except TimeoutError:
+                    raise ClientTooSlowError(f"the client took no bytes for {timeout:.3g} seconds") from None
             started = started or message["type"] == "http.response.start"
 
         try:
@@ -152,6 +168,8 @@ class _EndResponsesCutShort:
                 raise
             _CUT_SHORT.set(True)
             cause = _cause(exc)
+            if isinstance(cause, ClientTooSlowError) and ABORT in extensions:
+                extensions[ABORT]()  # what it buffered would hold the connection until the client closes it
             if isinstance(cause, HudiShimError | ClientTooSlowError | OSError):
                 log.warning("%s %s ended early: %s", scope.get("method"), scope.get("path"), cause)
             else:  # not a limit, a scan error or the client: a fault of the server's own
@@ -168,6 +186,34 @@ def _cause(error: BaseException) -> BaseException:
             return error.error
         else:
             return error
+
+
+class _AnswerServerFaults:
+    """An error no handler answers (a fault of the server's own, not one of the shim's errors)
+    before the response started is answered 500 with a JSON body, its traceback logged; the
+    connection stays usable (an error raised on to the server would close it)."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            if started:
+                raise
+            log.error("%s %s failed", scope.get("method"), scope.get("path"), exc_info=exc)
+            await server_fault_response(Request(scope), exc)(scope, receive, send)
 
 
 class _QuietOnPurpose(logging.Filter):

@@ -1,14 +1,14 @@
 """HTTP status of every error the API returns: one table, and the handlers that apply it.
 
 Error bodies are `{"error": {"type", "message", "code", "column"?, "instant"?, "feature"?}}` (`code`:
-the HTTP status, as in the Iceberg REST error model). Server
-paths in messages are shown relative to the warehouse (or as the table's catalog name).
+the HTTP status, as in the Iceberg REST error model). No message shows an absolute server path:
+paths are shown relative to the warehouse, as the table's catalog name, or as the server folder
+they are (`redact_paths`).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from catalog.admission import ServerBusyError
+from catalog.registry import CatalogUnavailableError
+from catalog.service import WAREHOUSE
 from catalog.stream import ScanLimitError, error_document
 from shim.errors import (
     ColumnNotFoundError,
@@ -54,6 +56,7 @@ STATUS_BY_ERROR: tuple[tuple[type[BaseException], int], ...] = (
     (SchemaEvolutionError, 409),
     (ScanLimitError, 413),
     (ServerBusyError, 503),  # with Retry-After
+    (CatalogUnavailableError, 503),  # the warehouse or the registry's database is gone
     (HudiShimError, 500),  # corrupt files, unreadable table metadata: the server's data, not the request
 )
 
@@ -72,15 +75,31 @@ def redact(message: str, request: Request) -> str:
 
 
 def redact_paths(catalog: Catalog, message: str) -> str:
-    """`message` with every registered table folder (deleted ones too) shown as the table's catalog
-    name, and other paths under the warehouse relative to it."""
-    for entry in sorted(catalog.registry.tables(), key=lambda e: len(e.path), reverse=True):
+    """`message` without absolute server paths: every registered table folder (deleted ones too)
+    shown as the table's catalog name, other paths under the warehouse relative to it, and the
+    server's own folders (the warehouse itself, the Iceberg and Hadoop catalog folders, the
+    registry's) by what they are: `<warehouse>`, `<iceberg-dir>`, `<hadoop-catalog-dir>`, `<catalog-db>`."""
+    for entry in sorted(catalog.registry.known(), key=lambda e: len(e.path), reverse=True):
         message = message.replace(entry.path, entry.name)
-    warehouse = catalog.settings.warehouse
-    if warehouse:
-        message = message.replace(os.path.realpath(os.path.abspath(warehouse)) + os.sep, "")
-        message = message.replace(warehouse.rstrip("/") + "/", "")
+    for folder, label in catalog.server_folders():
+        if label == WAREHOUSE:  # what lies under it is named relative to it
+            message = message.replace(folder + "/", "")
+        message = message.replace(folder, label)
     return message
+
+
+def failure_text(error: BaseException) -> str:
+    """The message reported for one table among many that met `error`: the shim's errors by their
+    message, any other (a fault of the server's) with its type."""
+    return str(error) if isinstance(error, HudiShimError) else f"{type(error).__name__}: {error}"
+
+
+def failure_document(catalog: Catalog, error: BaseException) -> dict[str, object]:
+    """The JSON error object of why one table could not be served, its paths redacted: what a
+    listing or a publication of every table reports for that table while it goes on with the others."""
+    document = error_document(error)
+    document["message"] = redact_paths(catalog, str(document["message"]))
+    return document
 
 
 def error_response(
@@ -100,6 +119,13 @@ async def _shim_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("%s %s failed: %s", request.method, request.url.path, document["message"])
     retry = getattr(exc, "retry_after", None)
     return error_response(status, document, {"Retry-After": str(retry)} if retry is not None else None)
+
+
+def server_fault_response(request: Request, error: Exception) -> JSONResponse:
+    """The answer to an error no handler knows (a fault of the server's own, not one of the
+    shim's errors): 500 with a JSON body like every other error, never a plain-text page."""
+    return error_response(500, {"type": "InternalServerError",
+                                "message": redact(f"{type(error).__name__}: {error}", request)})
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

@@ -15,8 +15,9 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from catalog.settings import MEMORY
 from shim import storage
-from shim.errors import InvalidArgumentError, TableNotFoundError
+from shim.errors import HudiShimError, InvalidArgumentError, TableNotFoundError
 from shim.filesystems import is_remote, normalize
 from shim.properties import find_config_file
 
@@ -67,12 +68,22 @@ def name_for_folder(relative: str) -> str:
     return text[:128]
 
 
+class CatalogUnavailableError(HudiShimError):
+    """The warehouse folder or the catalog database is gone (deleted, unmounted): the catalog
+    cannot say which tables exist until it is back."""
+
+
 class Registry:
-    """Catalog name -> table folder, in SQLite (one connection shared by threads, guarded by a lock)."""
+    """Catalog name -> table folder, in SQLite (one connection shared by threads, guarded by a lock).
+
+    A database file deleted (or replaced) under the running server is noticed at the next call
+    (one `stat`): the registry opens the file anew, and a deleted one is made again with the
+    entries the old connection still reads, in its own folder made again too, never its parent
+    (a warehouse deleted whole is not brought back by its registry)."""
 
     def __init__(self, location: str) -> None:
         self.location = location
-        if location != ":memory:":
+        if location != MEMORY:
             folder = os.path.dirname(os.path.abspath(location))
             try:
                 os.makedirs(folder, exist_ok=True)
@@ -82,25 +93,79 @@ class Registry:
                     "choose another location (--catalog-db)"
                 ) from exc
         try:
-            self._db = sqlite3.connect(location, check_same_thread=False, isolation_level=None)
-            self._db.execute(_SCHEMA)
+            self._db = self._connect()
         except sqlite3.Error as exc:
             raise InvalidArgumentError(
                 f"cannot open the catalog database {location}: {exc}; choose another location (--catalog-db)"
             ) from exc
+        self._identity = self._file_identity()
         self._lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.location, check_same_thread=False, isolation_level=None)
+        db.execute(_SCHEMA)
+        return db
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        if self.location == MEMORY:
+            return None
+        try:
+            info = os.stat(self.location)
+        except FileNotFoundError:
+            return None
+        return info.st_dev, info.st_ino
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
+    def check(self) -> None:
+        """Raises CatalogUnavailableError when the database cannot be used (reopened first if it
+        was deleted or replaced)."""
+        self._rows("SELECT count(*) FROM tables")
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open database (call with the lock held), opened anew if its file changed."""
+        identity = self._file_identity()
+        if self.location == MEMORY or identity == self._identity:
+            return self._db
+        replaced = identity is not None
+        kept = [] if replaced else self._db.execute("SELECT * FROM tables").fetchall()
+        try:
+            if not replaced:
+                os.mkdir(os.path.dirname(os.path.abspath(self.location)))
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise CatalogUnavailableError(
+                f"the catalog database {self.location} was deleted and cannot be made again: {exc.strerror}",
+                path=self.location) from None
+        try:
+            db = self._connect()
+            db.executemany("INSERT OR IGNORE INTO tables VALUES (?, ?, ?, ?)", kept)
+        except sqlite3.Error as exc:
+            raise CatalogUnavailableError(f"the catalog database {self.location} cannot be opened again: {exc}",
+                                          path=self.location) from None
+        self._db.close()
+        self._db, self._identity = db, self._file_identity()
+        log.warning("the catalog database %s was %s under the server: opened anew%s", self.location,
+                    "replaced" if replaced else "deleted", "" if replaced else f", its {len(kept)} entries kept")
+        return db
+
     def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[str, str, str]]:
         with self._lock:
-            return list(self._db.execute(sql, params).fetchall())
+            return list(self._connection().execute(sql, params).fetchall())
 
     def tables(self) -> list[RegisteredTable]:
         """Every registered table, by name."""
         return [RegisteredTable(*row) for row in self._rows("SELECT name, path, origin FROM tables ORDER BY name")]
+
+    def known(self) -> list[RegisteredTable]:
+        """Every entry the open database holds, even when its file is gone and cannot be made again
+        (what error messages name paths by)."""
+        with self._lock:
+            rows = self._db.execute("SELECT name, path, origin FROM tables ORDER BY name").fetchall()
+        return [RegisteredTable(*row) for row in rows]
 
     def __iter__(self) -> Iterator[RegisteredTable]:
         return iter(self.tables())
@@ -133,8 +198,9 @@ class Registry:
                                      path=folder)
         chosen = check_name(name if name is not None else name_for_folder(os.path.basename(folder)))
         with self._lock:
-            by_name = self._db.execute("SELECT path FROM tables WHERE name = ?", (chosen,)).fetchone()
-            by_path = self._db.execute("SELECT name FROM tables WHERE path = ?", (folder,)).fetchone()
+            db = self._connection()
+            by_name = db.execute("SELECT path FROM tables WHERE name = ?", (chosen,)).fetchone()
+            by_path = db.execute("SELECT name FROM tables WHERE path = ?", (folder,)).fetchone()
             if by_name is not None and by_name[0] == folder:
                 return RegisteredTable(chosen, folder, origin)
             if by_name is not None:
@@ -142,14 +208,14 @@ class Registry:
             if by_path is not None:
                 raise InvalidArgumentError(f"{folder} is already registered as {by_path[0]!r}")
             now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-            self._db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)", (chosen, folder, origin, now))
+            db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)", (chosen, folder, origin, now))
         return RegisteredTable(chosen, folder, origin)
 
     def unregister(self, name: str) -> None:
         """Forget a table (its files are untouched)."""
         self.get(name)
         with self._lock:
-            self._db.execute("DELETE FROM tables WHERE name = ?", (name,))
+            self._connection().execute("DELETE FROM tables WHERE name = ?", (name,))
 
     def discover(self, warehouse: str, max_depth: int = 4) -> list[RegisteredTable]:
         """Register every table found under `warehouse`; forget discovered ones that are gone.
@@ -199,6 +265,31 @@ def _table_folders(root: str, max_depth: int) -> Iterator[str]:
                 yield entry.path
             elif depth + 1 < max_depth:
                 pending.append((entry.path, depth + 1))
+
+
+def folders_named(root: str, name: str, max_depth: int = 4) -> list[str]:
+    """The table folders under `root` that `Registry.discover` would name `name`, found by
+    listing only the folders whose own names begin it (for `db_my_trips`: the root, then `db`
+    or `db_my`): a few listings, whatever else the warehouse holds."""
+    if is_table_folder(root):
+        return []
+    found: list[str] = []
+    pending = [(root, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        for entry in sorted(storage.list_names(folder)):
+            path = f"{folder}/{entry}"
+            derived = name_for_folder(path.removeprefix(root + "/"))
+            if entry.startswith(".") or (derived != name and not name.startswith(derived + "_")):
+                continue
+            if storage.is_link(path) or not storage.is_dir(path):
+                continue
+            if is_table_folder(path):
+                if derived == name:
+                    found.append(path)
+            elif depth + 1 < max_depth:
+                pending.append((path, depth + 1))
+    return found
 
 
 def table_location(path: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import logging
 import time
 from collections.abc import Iterator
 from functools import partial
@@ -19,7 +20,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 import shim
 from catalog.admission import ScanSlots
-from catalog.errors import UnauthorizedError, redact_paths
+from catalog.errors import UnauthorizedError, failure_document, redact_paths
 from catalog.models import (
     ErrorBody,
     FileSchemaModel,
@@ -34,11 +35,12 @@ from catalog.models import (
 )
 from catalog.responses import SCAN_DEADLINE, ScanResponse
 from catalog.service import Catalog, ScanRequest
-from catalog.stream import MEDIA_TYPE, error_document, ipc_stream, prefetched
+from catalog.stream import MEDIA_TYPE, ipc_stream, prefetched
 from shim.errors import FileGoneError, HudiShimError, InvalidArgumentError, InvalidFilterError
 from shim.filters.substrait import filter_from_substrait
 from shim.read import SkippedBlocks, TimeLimit
 
+log = logging.getLogger(__name__)
 _bearer = HTTPBearer(auto_error=False, description="the server's token, when it was started with one")
 
 AsOf = Annotated[str | None, Query(max_length=64, description="instant to read as of")]
@@ -116,10 +118,10 @@ def _summary(catalog: Catalog, name: str, table: shim.Table | None = None) -> Ta
         latest = table.active_timeline.latest_write()
         return TableSummary(name=name, table_type=table.config.table_type.value,
                             latest_instant=latest.requested_time if latest else None)
-    except HudiShimError as exc:
-        document = error_document(exc)
-        document["message"] = redact_paths(catalog, str(document["message"]))
-        return TableSummary(name=name, error=document)  # type: ignore[arg-type]
+    except Exception as exc:  # one table that cannot be read never costs the listing of the others
+        if not isinstance(exc, HudiShimError):
+            log.error("listing table %s failed", name, exc_info=exc)
+        return TableSummary(name=name, error=failure_document(catalog, exc))  # type: ignore[arg-type]
 
 
 @router.get("/tables/{name}", response_model=TableDetail, response_model_by_alias=True,

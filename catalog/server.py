@@ -25,12 +25,14 @@ def run(settings: Settings) -> int:
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ImportError("hudi-shim serve needs uvicorn: pip install 'hudi-shim[serve]'") from exc
     from catalog.app import create_app
+    from catalog.connections import guarded_protocol
 
     Catalog(settings).close()  # fail here, with the shim's message, rather than inside the server's startup
     if not is_loopback(settings.host) and settings.token is None:
         log.warning("serving on %s without a token: anyone who can reach it can read every registered table",
                     settings.host)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info",
+                http=guarded_protocol(settings.request_timeout_seconds))
     return 0
 
 
@@ -58,18 +60,25 @@ class RunningServer:
 
 
 @contextmanager
-def running(settings: Settings, *, port: int = 0, startup_seconds: float = 10.0) -> Iterator[RunningServer]:
-    """Serve `create_app(settings)` from a background thread on 127.0.0.1 (port 0: a free one)."""
+def running(settings: Settings, *, port: int = 0, startup_seconds: float = 10.0,
+            send_buffer: int | None = None) -> Iterator[RunningServer]:
+    """Serve `create_app(settings)` from a background thread on 127.0.0.1 (port 0: a free one).
+    `send_buffer`: the kernel send buffer of the connections accepted, in bytes (a test of a slow
+    client, whose progress the kernel's own buffering of megabytes would otherwise hide)."""
     import uvicorn
 
     from catalog.app import create_app
+    from catalog.connections import guarded_protocol
 
     app = create_app(settings)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if send_buffer is not None:  # accepted connections inherit it
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
     sock.bind(("127.0.0.1", port))
     bound = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                           http=guarded_protocol(settings.request_timeout_seconds)))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + startup_seconds

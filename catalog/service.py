@@ -6,6 +6,7 @@ without a web server. A table is only ever reached through its registered name.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -15,19 +16,34 @@ import pyarrow as pa
 
 import shim
 from catalog.handles import TableHandle
-from catalog.registry import RegisteredTable, Registry, is_table_folder
-from catalog.settings import Settings
+from catalog.registry import (
+    DISCOVERED,
+    NAME_PATTERN,
+    CatalogUnavailableError,
+    RegisteredTable,
+    Registry,
+    folders_named,
+    is_table_folder,
+    table_location,
+)
+from catalog.settings import MEMORY, Settings
 from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
+from shim import storage
 from shim.errors import InvalidArgumentError, TableNotFoundError
+from shim.filesystems import is_remote
 from shim.filesystems import register as register_storage_options
 from shim.read import SkippedBlocks, TimeLimit
 from shim.scan_options import ScanOptions
+from shim.storage import resolve_table_path
 from shim.timeline.instant import Instant, normalize_instant
 
-#: A table asked for by a name not registered makes the warehouse be searched again, at most
-#: this often (seconds).
+#: A table asked for by a name several folders under the warehouse give makes it be searched
+#: again, at most this often (seconds).
 LOOKUP_DISCOVERY_SECONDS = 1.0
+#: How client-facing messages name the server's own folders (`Catalog.server_folders`).
+WAREHOUSE, ICEBERG_DIR, HADOOP_CATALOG_DIR, CATALOG_DB = (
+    "<warehouse>", "<iceberg-dir>", "<hadoop-catalog-dir>", "<catalog-db>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +91,8 @@ class Catalog:
         self._lock = threading.Lock()
         self._discovery_lock = threading.Lock()
         self._discovered_at = self._lookup_discovered_at = float("-inf")
+        #: Folders of the server's besides those its settings name (a temporary Iceberg folder).
+        self.private_folders: list[tuple[str, str]] = []
         try:
             for spec in settings.tables:
                 name, sep, path = spec.partition("=")
@@ -89,10 +107,26 @@ class Catalog:
     def close(self) -> None:
         self.registry.close()
 
+    def server_folders(self) -> list[tuple[str, str]]:
+        """The server's own folders (and its registry's file) as (path, how messages name it),
+        longest first, each in every spelling a message may hold (as given, absolute, with
+        symbolic links resolved)."""
+        settings = self.settings
+        folders = [(settings.warehouse, WAREHOUSE), (settings.iceberg_location(), ICEBERG_DIR),
+                   (settings.hadoop_catalog_location(), HADOOP_CATALOG_DIR),
+                   (settings.registry_location(), CATALOG_DB)] + self.private_folders
+        spelled = {(spelling, label) for folder, label in folders if folder for spelling in _spellings(folder)}
+        return sorted(spelled, key=lambda item: len(item[0]), reverse=True)
+
     def discover(self) -> list[RegisteredTable]:
-        """Search the warehouse again (new tables registered, vanished ones forgotten)."""
+        """Search the warehouse again (new tables registered, vanished ones forgotten).
+
+        Raises:
+            CatalogUnavailableError: the warehouse folder or the registry's database is gone.
+        """
         if not self.settings.warehouse:
             return []
+        self.check_warehouse()
         found = self.registry.discover(self.settings.warehouse, self.settings.discovery_depth)
         self._discovered_at = time.monotonic()
         return found
@@ -109,6 +143,23 @@ class Catalog:
                 if lookup:
                     self._lookup_discovered_at = self._discovered_at
 
+    def check_warehouse(self) -> None:
+        """Raises CatalogUnavailableError when the warehouse folder is gone (deleted, unmounted)."""
+        if self.settings.warehouse and not storage.is_dir(table_location(self.settings.warehouse)):
+            self._discovered_at = float("-inf")  # searched again as soon as it is back
+            raise CatalogUnavailableError(
+                f"the warehouse folder {table_location(self.settings.warehouse)} does not exist (deleted or "
+                "unmounted?): its tables are served again when it is back")
+
+    def health(self) -> str | None:
+        """Why the catalog cannot serve its warehouse now (None: it can)."""
+        try:
+            self.check_warehouse()
+            self.registry.check()
+        except CatalogUnavailableError as exc:
+            return exc.message
+        return None
+
     def register(self, path: str, name: str | None = None) -> RegisteredTable:
         """Register a table folder by path (default name: its folder name)."""
         return self.registry.register(path, name)
@@ -116,6 +167,7 @@ class Catalog:
     def entries(self) -> list[RegisteredTable]:
         """The registered tables whose folder still holds a table (a deleted one is not listed);
         tables added under the warehouse show within `discovery_seconds`."""
+        self.check_warehouse()
         self._rediscover(self.settings.discovery_seconds)
         return [entry for entry in self.registry.tables() if is_table_folder(entry.path)]
 
@@ -131,8 +183,7 @@ class Catalog:
         try:
             entry = self.registry.get(name)
         except TableNotFoundError:  # perhaps added under the warehouse since the last search
-            self._rediscover(LOOKUP_DISCOVERY_SECONDS, lookup=True)
-            entry = self.registry.get(name)
+            entry = self._look_up(name)
         if not is_table_folder(entry.path):
             with self._lock:
                 self._handles.pop(name, None)
@@ -143,12 +194,33 @@ class Catalog:
                 handle = self._handles[name] = TableHandle(entry)
             return handle
 
+    def _look_up(self, name: str) -> RegisteredTable:
+        """The table `name` not registered yet: one made under the warehouse since it was last
+        searched is found at once, by listing only the folders its name can lie in (a miss costs a
+        few listings, never a search of the whole warehouse); when several folders give that
+        name, the warehouse is searched (at most every `LOOKUP_DISCOVERY_SECONDS`), as
+        discovery decides which one gets it."""
+        if self.settings.warehouse and isinstance(name, str) and NAME_PATTERN.fullmatch(name):
+            self.check_warehouse()
+            folders = folders_named(table_location(self.settings.warehouse), name, self.settings.discovery_depth)
+            if len(folders) == 1:
+                try:
+                    return self.registry.register(folders[0], name, origin=DISCOVERED)
+                except InvalidArgumentError:  # the folder is registered under another name
+                    pass
+            elif len(folders) > 1:
+                self._rediscover(LOOKUP_DISCOVERY_SECONDS, lookup=True)
+        return self.registry.get(name)
+
     def loaded_table(self, name: str) -> shim.Table | None:
         """The registered table when it is open and up to date (found with a few `stat` calls),
-        else None (it must be loaded: call `table`)."""
+        else None (it must be loaded: call `table`, which says why it cannot be)."""
         with self._lock:
             handle = self._handles.get(name)
-        return handle.loaded() if handle is not None else None
+        try:
+            return handle.loaded() if handle is not None else None
+        except Exception:  # noqa: BLE001 - `table` loads it again and reports why it cannot
+            return None
 
     def table(self, name: str, *, reopen: bool = False) -> shim.Table:
         """The registered table as of its latest timeline (`reopen`: its files listed again)."""
@@ -206,3 +278,12 @@ class Catalog:
             )
         table = self.table(name, reopen=reopen)
         return table.plan(request).reader(skipped, time_limit or TimeLimit.starting_now(self.limits.max_seconds))
+
+
+def _spellings(folder: str) -> set[str]:
+    if folder == MEMORY:
+        return set()
+    if is_remote(folder) or "://" in folder:
+        return {folder.rstrip("/"), resolve_table_path(folder).rstrip("/")}
+    absolute = os.path.abspath(os.path.expanduser(folder))
+    return {absolute, os.path.realpath(absolute)} - {"/", ""}

@@ -41,8 +41,11 @@ class Settings:
             those its filter empties, and covers sending: a client that stops reading is cut off).
         max_scans: scans running at once; `max_waiting_scans` more wait up to `scan_wait_seconds`
             for one to end, others are refused (503 with `Retry-After`).
-        write_timeout_seconds: how long a response may wait for the client to take its next
-            bytes before the connection is closed.
+        write_timeout_seconds: how long a response waits for a client that takes none of its
+            bytes before the connection is closed (a client still taking bytes is waited for).
+        request_timeout_seconds: how long a request's headers and body may take to arrive, from
+            its first byte (from the connection opening, for its first request); then the
+            connection is closed (408 if no response started).
         batch_rows, batch_bytes: the largest record batch sent over HTTP, in rows and (about) bytes;
             bigger ones are split.
         max_request_bytes: the largest request body accepted.
@@ -78,6 +81,7 @@ class Settings:
     max_waiting_scans: int = 16
     scan_wait_seconds: float = 5.0
     write_timeout_seconds: float = 60.0
+    request_timeout_seconds: float = 30.0
     batch_rows: int = 65_536
     batch_bytes: int = 1024**2
     max_request_bytes: int = 8 * 1024**2
@@ -107,7 +111,7 @@ class Settings:
         if not self.hadoop_catalog_seconds > 0:
             raise InvalidArgumentError(
                 f"setting hadoop_catalog_seconds must be positive, got {self.hadoop_catalog_seconds!r}")
-        for name in ("max_scan_seconds", "write_timeout_seconds"):
+        for name in ("max_scan_seconds", "write_timeout_seconds", "request_timeout_seconds"):
             if not getattr(self, name) > 0:
                 raise InvalidArgumentError(f"setting {name} must be positive, got {getattr(self, name)!r}")
         if not isinstance(self.max_waiting_scans, int) or self.max_waiting_scans < 0 or not self.scan_wait_seconds >= 0:

@@ -96,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--scan-wait-seconds", type=float,
                        help="how long a scan waits to run before it is refused with 503 (default: 5)")
     serve.add_argument("--write-timeout-seconds", type=float,
-                       help="how long a response waits for the client to take its next bytes (default: 60)")
+                       help="how long a response waits for a client that takes none of its bytes (default: 60)")
+    serve.add_argument("--request-timeout-seconds", type=float,
+                       help="how long a request's headers and body may take to arrive (default: 30)")
     serve.set_defaults(run=_serve)
 
     sql = commands.add_parser("sql", help="run a DuckDB query over the tables (<table>, <table>_ro)")
@@ -176,8 +178,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "max_scans",
                                      "max_waiting_scans", "scan_wait_seconds", "write_timeout_seconds",
-                                     "iceberg_keep_seconds", "iceberg_history", "hadoop_catalog_dir",
-                                     "hadoop_catalog_seconds", "discovery_seconds")
+                                     "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
+                                     "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds")
               if (value := getattr(args, key)) is not None}
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",

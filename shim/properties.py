@@ -170,7 +170,10 @@ class TableConfig:
     @classmethod
     def from_text(cls, text: str, path: str = "") -> TableConfig:
         """Parse and validate the properties; unsupported versions fail here, up front."""
-        config = cls(parse_properties(text), path)
+        try:
+            config = cls(parse_properties(text), path)
+        except ValueError as exc:  # a malformed \uXXXX escape, as Java's Properties.load refuses
+            raise InvalidTableError(f"{path}: not a properties file: {exc}", path=path) from None
         config.validate()
         return config
 
@@ -199,23 +202,24 @@ class TableConfig:
 
     @property
     def version(self) -> int:
-        value = self.raw.get(TABLE_VERSION)
-        if value is None:
-            # Tables written before versions were recorded are version 0.
-            return 0
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise InvalidTableError(
-                f"{self.path}: {TABLE_VERSION}={value!r} is not a number", path=self.path
-            ) from None
+        # Tables written before versions were recorded are version 0.
+        return self._number(TABLE_VERSION, 0)
 
     @property
     def timeline_layout_version(self) -> int:
         value = self.raw.get(TIMELINE_LAYOUT_VERSION)
         if value is None or not value.strip():
             return 2 if self.version >= 8 else 1
-        return int(value.strip())
+        return self._number(TIMELINE_LAYOUT_VERSION, 1)
+
+    def _number(self, key: str, default: int) -> int:
+        value = self.raw.get(key)
+        if value is None:
+            return default
+        text = value.strip()
+        if not (text.isascii() and text.isdigit()) or len(text) > 18:
+            raise InvalidTableError(f"{self.path}: {key}={value[:40]!r} is not a number", path=self.path)
+        return int(text)
 
     @property
     def timeline_path(self) -> str:

@@ -18,6 +18,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 
+from catalog.errors import failure_text
 from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher, Readers
 from shim import storage
@@ -63,11 +64,14 @@ class HadoopCatalogFolder:
                 try:
                     table, view = resolve(self.publisher.catalog, name)
                     published = self.publisher.publish(table, view, self.readers)
-                except HudiShimError as exc:
-                    log.warning("Hadoop catalog: %s keeps its previous version: %s", name, exc)
-                    done.failed[name] = str(exc)
+                    changed = self._write_version(name, published.metadata)
+                except Exception as exc:  # one table that cannot be published never costs the others
+                    if isinstance(exc, HudiShimError):
+                        log.warning("Hadoop catalog: %s keeps its previous version: %s", name, exc)
+                    else:
+                        log.error("Hadoop catalog: %s keeps its previous version", name, exc_info=exc)
+                    done.failed[name] = failure_text(exc)
                     continue
-                changed = self._write_version(name, published.metadata)
                 (done.updated if changed else done.unchanged).append(name)
             done.removed = self._remove_others(set(names))
             return done
@@ -83,7 +87,7 @@ class HadoopCatalogFolder:
             try:
                 if json.loads(storage.read_text(os.path.join(folder, f"v{current}.metadata.json"))) == metadata:
                     return False
-            except (OSError, ValueError):
+            except (OSError, ValueError, HudiShimError):
                 pass  # unreadable: write a new version
         number = (current or 0) + 1
         storage.write_atomically(os.path.join(folder, f"v{number}.metadata.json"), json.dumps(metadata).encode("utf-8"))
@@ -112,5 +116,5 @@ def current_version(metadata_folder: str) -> int | None:
     """The version `version-hint.text` names (None: no version yet)."""
     try:
         return int(storage.read_text(os.path.join(metadata_folder, VERSION_HINT)).strip())
-    except (OSError, ValueError):
+    except (OSError, ValueError, HudiShimError):
         return None

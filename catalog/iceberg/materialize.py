@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import shim
+from catalog.cache import LruCache, SingleFlight
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
 from shim import FileSlice, storage
 from shim.read import slice_merge_state
@@ -56,6 +57,40 @@ POSITION_DELETE_SCHEMA = pa.schema([
     pa.field("file_path", pa.string(), False, {FIELD_ID_KEY: str(DELETE_FILE_PATH_ID).encode()}),
     pa.field("pos", pa.int64(), False, {FIELD_ID_KEY: str(DELETE_POS_ID).encode()}),
 ])
+
+
+class SliceWriter:
+    """Writes slices out once, however many publications need them at the same time (a REST
+    load and a Hadoop catalog refresh, the views of two kinds of readers): the others wait for
+    the one writing, and a slice written before is found by its name without being read again
+    (what a file holds is all in its name: `slice_digest`)."""
+
+    def __init__(self, capacity: int = 100_000) -> None:
+        self._known: LruCache[tuple[WrittenFile, ...]] = LruCache(capacity)
+        self._writing: SingleFlight[tuple[WrittenFile, ...]] = SingleFlight()
+
+    def whole(self, scan: shim.Scan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:
+        """`write_slice`, once."""
+        key = os.path.join(folder, slice_digest(scan, file_slice, touched))
+        return self._once(key, lambda: (write_slice(scan, file_slice, touched, folder),))[0]
+
+    def log_side(self, scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_uri: str,
+                 folder: str) -> tuple[WrittenFile, WrittenFile]:
+        """`write_log_side`, once."""
+        key = os.path.join(folder, slice_digest(scan, file_slice, touched) + "-log-side\0" + base_uri)
+        rows, deletes = self._once(key, lambda: write_log_side(scan, file_slice, touched, base_uri, folder))
+        return rows, deletes
+
+    def _once(self, key: str, write: Callable[[], tuple[WrittenFile, ...]]) -> tuple[WrittenFile, ...]:
+        def known_or_written() -> tuple[WrittenFile, ...]:
+            known = self._known.get(key)
+            if known is not None and all(f.path is None or storage.exists(f.path) for f in known):
+                return known  # (retention removes the files no kept version names)
+            written = write()
+            self._known.put(key, written)
+            return written
+
+        return self._writing.run(key, known_or_written)
 
 
 def write_slice(scan: shim.Scan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:

@@ -29,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 import shim
+from catalog.cache import SingleFlight
 from catalog.handles import TableHandle
 from catalog.iceberg.history import DEFAULT_DEPTH, history_instants
 from catalog.iceberg.history import snapshot_id as history_snapshot_id
@@ -42,7 +43,7 @@ from catalog.iceberg.manifests import (
     manifest_bytes,
     manifest_list_bytes,
 )
-from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
+from catalog.iceberg.materialize import SliceWriter, WrittenFile
 from catalog.iceberg.metrics import file_metrics
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
@@ -125,6 +126,11 @@ class IcebergPublisher:
         self.history = history
         self._lock = threading.Lock()
         self._publishing: dict[tuple[str, str, Readers], threading.Lock] = {}
+        #: Publications running, by table, view, readers and table version: asked for again
+        #: meanwhile, one is waited for, not repeated.
+        self._flights: SingleFlight[PublishedTable] = SingleFlight()
+        #: Slices written out, shared by every view and kind of readers.
+        self._slices = SliceWriter()
         #: Per view, the last answer: the table object it was planned on and what it depends on.
         self._last: dict[tuple[str, str, Readers], tuple[shim.Table, str, PublishedTable]] = {}
         self._expired_at: dict[str, float] = {}
@@ -133,15 +139,21 @@ class IcebergPublisher:
         """The Iceberg table of `name`'s `view` ("snapshot" or "read_optimized") at its latest
         instant, for `readers`.
 
-        Requests for the same view wait for one another, so a slice is written out once."""
-        with self._lock:
-            lock = self._publishing.setdefault((name, view, readers), threading.Lock())
-        with lock:
-            return self._publish(name, view, readers)
-
-    def _publish(self, name: str, view: str, readers: Readers) -> PublishedTable:
+        Requests for the same version of a view share one publication (the later ones wait for
+        it); those of other versions of it wait for one another; publications of other views or
+        for other readers that need the same slice written out wait for the one writing it."""
         handle = self.catalog.handle(name)
         table = handle.table()  # the same object while the table's timeline is unchanged
+        return self._flights.run((name, view, readers, table), lambda: self._publish_one(handle, table, view, readers))
+
+    def _publish_one(self, handle: TableHandle, table: shim.Table, view: str, readers: Readers) -> PublishedTable:
+        with self._lock:
+            lock = self._publishing.setdefault((handle.name, view, readers), threading.Lock())
+        with lock:
+            return self._publish(handle, table, view, readers)
+
+    def _publish(self, handle: TableHandle, table: shim.Table, view: str, readers: Readers) -> PublishedTable:
+        name = handle.name
         _check_outside(os.path.join(self.folder, name), table.path, name)
         last = self._last.get((name, view, readers))
         if last is not None and last[0] is table and storage.exists(_path_of(last[2].metadata_location)):
@@ -183,7 +195,8 @@ class IcebergPublisher:
         data_folder = os.path.join(self.folder, handle.name, "data")
         snapshots = []
         for scan, layout in zip(scans, layouts, strict=True):
-            files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
+            files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder,
+                                         self._slices)
             snapshots.append(SnapshotFiles(scan, layout, _with_metrics(files, scan.data_schema, mapping), written))
         latest = scans[-1]
         spec = partition_spec(table.config, latest.data_schema,
@@ -339,7 +352,7 @@ def _check_outside(folder: str, table_path: str, name: str) -> None:
 
 
 def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],
-                data_folder: str) -> tuple[list[DataFile], int]:
+                data_folder: str, slices: SliceWriter) -> tuple[list[DataFile], int]:
     """Every data and position delete file of the snapshot, and how many slices were written out."""
     files: list[DataFile] = []
     written = 0
@@ -353,14 +366,14 @@ def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] |
         partition = file_slice.partition_path
         touched = touches.get((file_slice.partition_path, file_slice.file_id), touches[None])
         if placement.base_path is None:
-            add(write_slice(scan, file_slice, touched, data_folder), partition)
+            add(slices.whole(scan, file_slice, touched, data_folder), partition)
             written += 1
             continue
         base_uri = file_uri(placement.base_path)
         files.append(DataFile(base_uri, parquet_footer(placement.base_path).num_rows,
                               storage.file_size(placement.base_path), DATA, partition))
         if placement.merge_logs:
-            log_rows, deletes = write_log_side(scan, file_slice, touched, base_uri, data_folder)
+            log_rows, deletes = slices.log_side(scan, file_slice, touched, base_uri, data_folder)
             add(log_rows, partition)
             add(deletes, partition, POSITION_DELETES, references=base_uri)
     return files, written

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import fastavro
 
 from shim import storage
+from shim.errors import HudiShimError
 from shim.filesystems import is_remote
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> 
         try:
             kept.add(metadata)
             kept.update(_named_by(metadata))
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, HudiShimError) as exc:
             # A version that cannot be read whole keeps everything: better too many files than
             # a reader missing one.
             log.warning("not expiring published files of %s: cannot read %s: %s", table_folder, metadata, exc)

@@ -13,11 +13,13 @@ accepted and ignored: one page holds every table, and a table has one snapshot.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from catalog.errors import failure_text, redact_paths
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher
@@ -25,6 +27,8 @@ from catalog.models import ErrorBody
 from catalog.routes import require_token
 from catalog.service import Catalog
 from shim.errors import HudiShimError, TableNotFoundError
+
+log = logging.getLogger(__name__)
 
 SUPPORTED = (
     "GET /v1/{prefix}/namespaces",
@@ -159,17 +163,21 @@ publish_router = APIRouter(prefix="/v1", tags=["iceberg"], dependencies=[Depends
 @publish_router.post("/publish", response_model=PublishReport,
                      summary="Publish every table's Iceberg views now (and bring the Hadoop catalog folder up to date)")
 def publish_all(request: Request) -> PublishReport:
-    _catalog(request).discover()  # tables added under the warehouse since it was last searched
+    catalog = _catalog(request)
+    catalog.discover()  # tables added under the warehouse since it was last searched
     hadoop: HadoopCatalogFolder | None = request.app.state.hadoop
     if hadoop is not None:
         done = hadoop.refresh()
         return PublishReport(published=done.updated + done.unchanged, updated=done.updated, removed=done.removed,
-                             failed=done.failed, hadoop_catalog=hadoop.folder)
+                             failed={name: redact_paths(catalog, message) for name, message in done.failed.items()},
+                             hadoop_catalog=redact_paths(catalog, hadoop.folder))
     published, failed = [], {}
-    for name in iceberg_names(_catalog(request)):
+    for name in iceberg_names(catalog):
         try:
-            _publisher(request).publish(*resolve(_catalog(request), name))
+            _publisher(request).publish(*resolve(catalog, name))
             published.append(name)
-        except HudiShimError as exc:
-            failed[name] = str(exc)
+        except Exception as exc:  # one table that cannot be published never costs the others
+            if not isinstance(exc, HudiShimError):
+                log.error("publishing %s failed", name, exc_info=exc)
+            failed[name] = redact_paths(catalog, failure_text(exc))
     return PublishReport(published=published, updated=[], removed=[], failed=failed, hadoop_catalog=None)

@@ -115,7 +115,7 @@ def _comparable_type(column: Column, schema: pa.Schema, literal: Literal) -> pa.
     arrow_type = resolve_type(column, schema)
     if pa.types.is_nested(arrow_type):
         raise InvalidFilterError(
-            f"cannot compare column {column.name} ({arrow_type}) with {literal}: list, map and struct "
+            f"cannot compare column {column.name} ({arrow_type}) with {_shown(literal)}: list, map and struct "
             "columns only support IS [NOT] NULL; compare one of their fields instead (a.b = ...)",
             column=column.name,
         )
@@ -130,13 +130,19 @@ def _coerce(literal: Literal, column_type: pa.DataType, column: Column) -> Liter
     except _Mismatch as exc:
         reason = f": {exc}" if str(exc) else ""
         raise InvalidFilterError(
-            f"cannot compare column {column.name} ({column_type}) with {literal}{reason}", column=column.name
+            f"cannot compare column {column.name} ({column_type}) with {_shown(literal)}{reason}", column=column.name
         ) from None
     except (pa.ArrowException, OverflowError, ValueError, TypeError) as exc:
         raise InvalidFilterError(
-            f"cannot compare column {column.name} ({column_type}) with {literal}: {exc}", column=column.name
+            f"cannot compare column {column.name} ({column_type}) with {_shown(literal)}: {exc}", column=column.name
         ) from None
     return Literal(value, arrow_type)
+
+
+def _shown(literal: Literal) -> str:
+    """The literal as error messages show it: a long one cut short."""
+    text = str(literal)
+    return text if len(text) <= 80 else f"{text[:80]}... ({len(text)} characters)"
 
 
 def _coerce_value(value: LiteralValue, t: pa.DataType) -> tuple[LiteralValue, pa.DataType]:

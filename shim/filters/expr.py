@@ -28,6 +28,11 @@ _QUOTE_ALSO = frozenset({"DATE", "TIMESTAMP"})
 _BARE_NAME = re.compile(r"[^\W\d]\w*")
 _LITERAL_TYPES = (str, bool, int, float, Decimal, dt.date, dt.datetime, dt.time, bytes)
 _FRACTION = re.compile(r"[T ]\d{2}:\d{2}:\d{2}\.(\d+)")
+MAX_LITERAL_DIGITS = 400
+"""Digits a number literal may have, and how far its decimal point may lie from them: more than
+any column type holds (a double's 309 before its point, a decimal's 76), far fewer than the 4,300
+past which Python refuses to turn digits into an integer or an integer into digits."""
+_TOO_LARGE = 10**MAX_LITERAL_DIGITS
 
 
 class CompareOp(StrEnum):
@@ -108,6 +113,14 @@ class Literal:
         ):
             raise InvalidFilterError(
                 f"literal {self.value!r} is not supported: NaN and infinity cannot be compared"
+            )
+        if (isinstance(value, int) and not -_TOO_LARGE < value < _TOO_LARGE) or (
+            isinstance(value, Decimal)
+            and (len(value.as_tuple().digits) > MAX_LITERAL_DIGITS or abs(value.adjusted()) > MAX_LITERAL_DIGITS)
+        ):
+            raise InvalidFilterError(
+                f"a number literal of more than {MAX_LITERAL_DIGITS} digits (or that many zeros) is not supported: "
+                "no column type holds it"
             )
 
     def _key(self) -> tuple[object, ...]:

@@ -23,6 +23,7 @@ from enum import Enum
 
 from shim.errors import InvalidFilterError
 from shim.filters.expr import (
+    MAX_LITERAL_DIGITS,
     RESERVED_WORDS,
     And,
     Column,
@@ -70,7 +71,9 @@ class Token:
         return self.kind is TokenKind.NAME and self.value.upper() in words
 
     def describe(self) -> str:
-        return "end of input" if self.kind is TokenKind.END else repr(self.text)
+        if self.kind is TokenKind.END:
+            return "end of input"
+        return repr(self.text) if len(self.text) <= 60 else f"{self.text[:60]!r}... ({len(self.text)} characters)"
 
 
 _TOKEN = re.compile(
@@ -329,7 +332,8 @@ class _Parser:
                     parse_date_text(text.value) if token.is_word("DATE") else parse_timestamp_text(text.value)
                 )
             except ValueError as exc:
-                raise self.error(f"invalid {token.value.upper()} literal: {exc}", text) from None
+                reason = str(exc) if len(str(exc)) <= 200 else f"{str(exc)[:200]}..."
+                raise self.error(f"invalid {token.value.upper()} literal: {reason}", text) from None
             return Literal(value)
         if token.is_word("NULL"):
             raise self.error("NULL can only be used as IS NULL or IS NOT NULL", token)
@@ -338,6 +342,10 @@ class _Parser:
         )
 
     def number(self, token: Token, text: str) -> Literal:
+        digits = len(text.partition("e")[0].partition("E")[0].lstrip("-").replace(".", ""))
+        if digits > MAX_LITERAL_DIGITS:
+            raise self.error(f"a number of {digits} digits: no column type holds more than {MAX_LITERAL_DIGITS}",
+                             token)
         value = _number(text)
         if isinstance(value, float) and not math.isfinite(value):
             raise self.error("the number is out of the range of a double", token)

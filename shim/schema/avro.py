@@ -81,8 +81,11 @@ def internal_from_avro(
     schema = add_meta_fields(avro) if add_meta else _parse(avro)
     if schema.get("type") != "record":
         raise InvalidTableError(f"Avro schema is not a record: {json.dumps(schema)[:200]}")
-    converter = _FromAvro()
-    record = converter.convert(schema, None, root=True)
+    try:
+        record = _FromAvro().convert(schema, None, root=True)
+    except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+        # a value of the wrong kind somewhere in the tree (a field without a name, ...)
+        raise InvalidTableError(f"Avro schema is malformed: {type(exc).__name__}: {exc}") from None
     assert isinstance(record, RecordType)
     return InternalSchema(record, version_id)
 

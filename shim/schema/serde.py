@@ -185,6 +185,14 @@ def _get(node: dict[str, Any], keys: tuple[str, ...], what: str) -> Any:
 
 
 def _schema_from_node(node: Any) -> InternalSchema:
+    try:
+        return _schema_from_tree(node)
+    except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+        # a value of the wrong kind somewhere in the tree (a field id "x", fields null, ...)
+        raise InvalidTableError(f"InternalSchema JSON is malformed: {type(exc).__name__}: {exc}") from None
+
+
+def _schema_from_tree(node: Any) -> InternalSchema:
     if not isinstance(node, dict):
         raise InvalidTableError(f"InternalSchema JSON is not an object: {str(node)[:200]}")
     record = _type_from_node(node)

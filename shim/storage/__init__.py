@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from urllib.parse import unquote, urlparse
 
 from shim.errors import TableNotFoundError
-from shim.storage.base import FileInfo, Hold, Storage, join
+from shim.storage.base import FileInfo, Hold, Storage, decode_text, join
 from shim.storage.local import LocalStorage
 from shim.storage.options import (
     STORAGE_OPTION_PREFIX,
@@ -68,6 +68,7 @@ __all__ = [
     "RemoteStorage",
     "Storage",
     "as_storage",
+    "decode_text",
     "join",
     "redacted",
     "resolve_table_path",

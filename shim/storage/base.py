@@ -22,7 +22,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from shim.errors import file_gone
+from shim.errors import InvalidTableError, file_gone
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,19 @@ class Hold(Protocol):
 
     def check(self) -> None:
         """Raise `LockLostError` if another writer took the lock over."""
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """`data`, the content of the file `path`, as UTF-8 text.
+
+    Raises:
+        InvalidTableError: naming the file and the first byte that is not UTF-8.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidTableError(f"{path} is not UTF-8 text: byte {data[exc.start]:#04x} at offset {exc.start}",
+                                path=path) from None
 
 
 def join(*parts: str) -> str:
@@ -86,8 +99,9 @@ class Storage(ABC):
             raise file_gone(path) from None
 
     def read_text(self, path: str) -> str:
-        """Whole content of a UTF-8 text file; raises FileNotFoundError when it is missing."""
-        return self._read_raw(path).decode("utf-8")
+        """Whole content of a UTF-8 text file; raises FileNotFoundError when it is missing, and
+        InvalidTableError naming the file when it is not UTF-8."""
+        return decode_text(self._read_raw(path), path)
 
     @abstractmethod
     def _read_raw(self, path: str) -> bytes:

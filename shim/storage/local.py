@@ -50,10 +50,6 @@ class LocalStorage(Storage):
         with open(path, "rb") as handle:
             return handle.read()
 
-    def read_text(self, path: str) -> str:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
-
     def read_range(self, path: str, offset: int, length: int) -> bytes:
         with open(path, "rb") as handle:
             handle.seek(offset)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from shim.storage import Storage
+from shim.storage import Storage, decode_text
 from shim.errors import FileGoneError, InvalidTableError
 from shim.timeline.metadata import decode_instant_content
 
@@ -31,7 +31,7 @@ def lsm_files(storage: Storage, history: str) -> list[str]:
     """Paths of the Parquet files the current manifest of `history` lists ([] when none)."""
     version_path = os.path.join(history, VERSION_FILE)
     try:
-        text = storage.read_bytes(version_path).decode("utf-8").strip()
+        text = decode_text(storage.read_bytes(version_path), version_path).strip()
     except (FileNotFoundError, FileGoneError):  # as Hudi: then the newest manifest there is current
         versions = [int(n[len("manifest_"):]) for n in storage.list_names(history)
                     if n.startswith("manifest_") and n[len("manifest_"):].isdigit()]

@@ -91,18 +91,22 @@ class CommitMetadata:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], path: str = "") -> CommitMetadata:
-        """Build from the decoded JSON/Avro record; unknown keys are ignored."""
+        """Build from the decoded JSON/Avro record; unknown keys are ignored.
+
+        Raises:
+            InvalidTableError: a known key holds a value of the wrong kind (named, with `path`).
+        """
         stats: list[WriteStat] = []
-        for partition, entries in (raw.get("partitionToWriteStats") or {}).items():
-            for entry in entries or ():
+        for partition, entries in _mapping(raw, "partitionToWriteStats", path).items():
+            for entry in _sequence(entries, f"partitionToWriteStats[{partition!r}]", path):
                 if not isinstance(entry, Mapping):
                     raise InvalidTableError(f"malformed write stat in {path}", path=path)
-                stats.append(_write_stat(partition, entry))
+                stats.append(_write_stat(str(partition), entry, path))
         replaced = {
-            partition: tuple(ids or ())
-            for partition, ids in (raw.get("partitionToReplaceFileIds") or {}).items()
+            str(partition): tuple(str(i) for i in _sequence(ids, f"partitionToReplaceFileIds[{partition!r}]", path))
+            for partition, ids in _mapping(raw, "partitionToReplaceFileIds", path).items()
         }
-        extra = {str(k): str(v) for k, v in (raw.get("extraMetadata") or {}).items() if v is not None}
+        extra = {str(k): str(v) for k, v in _mapping(raw, "extraMetadata", path).items() if v is not None}
         operation = raw.get("operationType")
         return cls(
             write_stats=tuple(stats),
@@ -113,15 +117,42 @@ class CommitMetadata:
         )
 
 
-def _write_stat(partition: str, entry: Mapping[str, Any]) -> WriteStat:
+def _mapping(raw: Mapping[str, Any], key: str, path: str) -> Mapping[Any, Any]:
+    value = raw.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidTableError(f"{path}: {key} is {type(value).__name__}, not an object", path=path)
+    return value
+
+
+def _sequence(value: Any, what: str, path: str) -> list[Any] | tuple[Any, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise InvalidTableError(f"{path}: {what} is {type(value).__name__}, not a list", path=path)
+    return value
+
+
+def _write_stat(partition: str, entry: Mapping[str, Any], path: str) -> WriteStat:
+    file_id = str(entry.get("fileId") or "")
+
     def _int(key: str) -> int:
         value = entry.get(key)
-        return int(value) if value is not None else 0
+        if value is None:
+            return 0
+        try:
+            return int(value)  # (some writers quote longs)
+        except (TypeError, ValueError):
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:40]}..."
+            raise InvalidTableError(f"{path}: {key} of file group {file_id!r} is {shown}, not a number",
+                                    path=path) from None
 
     prev = entry.get("prevCommit")
+    log_files = _sequence(entry.get("logFiles"), f"logFiles of file group {file_id!r}", path)
     return WriteStat(
         partition_path=str(entry.get("partitionPath") if entry.get("partitionPath") is not None else partition),
-        file_id=str(entry.get("fileId") or ""),
+        file_id=file_id,
         path=str(entry.get("path") or ""),
         prev_commit=None if prev in (None, "null") else str(prev),
         num_writes=_int("numWrites"),
@@ -129,7 +160,7 @@ def _write_stat(partition: str, entry: Mapping[str, Any]) -> WriteStat:
         num_updates=_int("numUpdateWrites"),
         num_deletes=_int("numDeletes"),
         file_size=_int("fileSizeInBytes"),
-        base_file=entry.get("baseFile") or None,
-        log_files=tuple(entry.get("logFiles") or ()),
+        base_file=str(entry.get("baseFile")) if entry.get("baseFile") else None,
+        log_files=tuple(str(name) for name in log_files),
         log_offset=_int("logOffset"),
     )

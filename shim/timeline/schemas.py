@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 
-from shim.storage import Storage, paths
+from shim.storage import Storage, decode_text, paths
 from shim.errors import InvalidTableError
 from shim.schema import InternalSchema, history_from_json, schema_from_json, search_schema
 from shim.timeline.instant import instant_key
@@ -58,7 +58,7 @@ class SchemaHistory:
         newest = max(candidates, key=instant_key)
         path = os.path.join(self.folder, candidates[newest])
         try:
-            return history_from_json(self.storage.read_bytes(path).decode("utf-8"))
+            return history_from_json(decode_text(self.storage.read_bytes(path), path))
         except InvalidTableError as exc:
             raise InvalidTableError(f"cannot read schema history {path}: {exc.message}", path=path) from exc
 

@@ -131,6 +131,9 @@ def test_scan_limit_returns_that_many_rows(http):
         ("trips", {"filter": "nope = 1"}, 422, "ColumnNotFoundError"),
         ("trips", {"filter": [["amount", "~", 1]]}, 422, "InvalidFilterError"),
         ("trips", {"filter": "amount = 'abc'"}, 422, "InvalidFilterError"),
+        ("trips", {"filter": "ts = " + "9" * 5000}, 422, "InvalidFilterError"),  # past Python's int digit limit
+        ("trips", {"filter": "amount IN (1, -" + "9" * 5000 + ".5)"}, 422, "InvalidFilterError"),
+        ("trips", {"filter": [["ts", ">", 10**401]]}, 422, "InvalidFilterError"),
         ("trips", {"filter_substrait": "not base64!"}, 422, "InvalidFilterError"),
         ("trips", {"filter_substrait": base64.b64encode(b"\x1a\x03abc").decode()}, 422, "InvalidFilterError"),
         ("trips", {"as_of": "19990101000000000"}, 422, "InstantNotFoundError"),
@@ -148,6 +151,13 @@ def test_scan_errors_are_json_with_fitting_status(http, name, body, status, kind
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["type"] == kind
+
+
+def test_a_json_number_past_pythons_digit_limit_is_a_400_in_json(http):
+    body = b'{"filter": [["ts", "=", ' + b"9" * 5000 + b"]]}"
+    response = http.post("/v1/tables/trips/scan", content=body, headers={"content-type": "application/json"})
+    assert (response.status_code, response.headers["content-type"]) == (400, "application/json")
+    assert response.json()["error"]["message"] == "There was an error parsing the body"
 
 
 def test_error_messages_do_not_show_server_paths(http, warehouse):

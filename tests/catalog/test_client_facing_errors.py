@@ -101,3 +101,44 @@ def test_a_fault_of_the_server_mid_stream_is_still_logged_as_an_error(tmp_path, 
     assert raw.startswith(b"HTTP/1.1 200") and not raw.endswith(b"0\r\n\r\n")
     errors = [r for r in records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and errors[0].exc_info is not None and "a bug" in logged(errors)
+
+
+def test_no_client_facing_message_names_a_server_path(tmp_path):
+    """Every endpoint, for tables that fail in each way, with the server's folders outside the
+    warehouse, then with the warehouse deleted: no absolute server path in any answer but the
+    Iceberg metadata's own file URIs (which readers open)."""
+    warehouse = tmp_path / "wh"
+    TinyTable(warehouse / "good", SCHEMA, mor=False).base([{"id": "a", "ts": 1}])
+    for name, folder in (("gone", warehouse / "gone"), ("outside", tmp_path / "outside")):
+        TinyTable(folder, SCHEMA, mor=False).base([{"id": "a", "ts": 1}])
+        next(folder.glob("*.parquet")).unlink()  # data a completed commit wrote is missing
+    TinyTable(warehouse / "boot", SCHEMA).base([{"id": "a", "ts": 1}])
+    with open(warehouse / "boot" / ".hoodie" / "hoodie.properties", "a") as properties:
+        properties.write("hoodie.bootstrap.base.path=/somewhere\n")
+    TinyTable(warehouse / "v99", SCHEMA, mor=False).base([{"id": "a", "ts": 1}])
+    properties = warehouse / "v99" / ".hoodie" / "hoodie.properties"
+    properties.write_text(properties.read_text().replace("hoodie.table.version=6", "hoodie.table.version=99"))
+    settings = Settings(warehouse=str(warehouse), tables=(f"outside={tmp_path / 'outside'}",),
+                        iceberg_dir=str(tmp_path / "iceberg"), hadoop_catalog_dir=str(tmp_path / "presto"))
+    with live_server(settings) as live, httpx.Client(base_url=live.url, timeout=60) as client:
+        published = client.post("/v1/publish")
+        responses = [published, client.get("/v1/tables")]
+        for name in ("good", "gone", "boot", "v99", "outside", "nope"):
+            responses += [client.post(f"/v1/tables/{name}/scan", json={}), client.get(f"/v1/tables/{name}"),
+                          client.get(f"/v1/tables/{name}/files"), client.get(f"/v1/tables/{name}/timeline"),
+                          client.get(f"/iceberg/v1/namespaces/default/tables/{name}"),
+                          client.get(f"/iceberg/v1/namespaces/default/tables/{name}_ro")]
+        shutil.rmtree(warehouse)
+        responses += [client.get("/health"), client.get("/v1/tables"), client.post("/v1/publish"),
+                      client.get("/v1/tables/good")]
+    failed = published.json()["failed"]
+    assert set(failed) == {f"{name}{suffix}" for name in ("gone", "boot", "v99", "outside") for suffix in ("", "_ro")}
+    assert failed["boot"].startswith("boot/.hoodie/hoodie.properties: bootstrapped tables")
+    assert published.json()["hadoop_catalog"] == "<hadoop-catalog-dir>"
+    assert responses[-3].json()["error"]["message"].startswith("the warehouse folder <warehouse> does not exist")
+    errors = [response for response in responses if response.status_code >= 400]
+    assert len(errors) >= 25
+    for response in responses:
+        if response.request.url.path.startswith("/iceberg/") and response.status_code == 200:
+            continue
+        assert str(tmp_path) not in response.text, (response.request.url.path, response.text[:500])

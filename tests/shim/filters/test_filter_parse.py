@@ -197,3 +197,34 @@ def test_parse_column_trailing_text_raises() -> None:
         InvalidFilterError, match=r"position 2 \(near '='\): expected the end of the column name"
     ):
         parse_column("a = 1")
+
+
+BIG = "9" * 5000  # past Python's 4,300-digit limit on turning digits into an int
+
+
+@pytest.mark.parametrize("text", [f"x = {BIG}", f"x > -{BIG}", f"x IN (1, {BIG})", f"x = {BIG}.5", f"x = 0.{BIG}",
+                                  f"x = {BIG}e1", f"x = {'9' * 401}"],
+                         ids=["int", "negative", "in", "decimal", "fraction", "exponent", "401"])
+def test_parse_filter_number_longer_than_any_column_type_is_an_invalid_filter(text: str) -> None:
+    with pytest.raises(InvalidFilterError, match="digits: no column type holds more than 400") as info:
+        parse_filter(text)
+    assert len(str(info.value)) < 600  # the number is not repeated whole
+
+
+@pytest.mark.parametrize("value", [10**5000, -(10**401), Decimal(f"1e{10**6}"), Decimal(f"1e-{10**6}"),
+                                   Decimal("9" * 401)], ids=["int", "negative", "exponent", "tiny", "decimal"])
+def test_literal_of_more_digits_than_any_column_type_is_an_invalid_filter(value: object) -> None:
+    """Triples from JSON or Python and Substrait literals build Literals directly."""
+    with pytest.raises(InvalidFilterError, match="more than 400 digits"):
+        Literal(value)  # type: ignore[arg-type]
+
+
+def test_parse_filter_long_date_literal_names_it_briefly() -> None:
+    with pytest.raises(InvalidFilterError, match="invalid DATE literal") as info:
+        parse_filter(f"d = DATE '{BIG}-01-01'")
+    assert len(str(info.value)) < 900
+
+
+def test_parse_filter_largest_useful_numbers_still_parse() -> None:
+    assert parse_filter(f"x = {'9' * 400}") == cmp("=", "x", int("9" * 400))
+    assert parse_filter("x = 1.7976931348623157e308") == cmp("=", "x", 1.7976931348623157e308)
