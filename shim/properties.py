@@ -6,8 +6,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shim.storage import Storage, paths
 from shim.errors import InvalidTableError, UnsupportedFeatureError
+from shim.storage import Storage, paths
 
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
 

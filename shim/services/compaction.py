@@ -27,7 +27,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from shim import storage
 from shim.errors import TableNotFoundError, UnsupportedFeatureError, WriteError
 from shim.files import base_file_name
 from shim.layout.slices import FileSlice
@@ -37,6 +36,7 @@ from shim.read.request import build_scan
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.services.compaction_trigger import InlineMode, compaction_due
 from shim.services.rollback import rollback_failed_write
+from shim.storage import Storage
 from shim.table import Table, open_table
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
@@ -103,14 +103,15 @@ def compact(location: str, options: Mapping[str, str] | None = None, *,
     table_path, config = _mor_table(location)
     opts = dict(options or {})
     bloom_filter, parquet = flag(opts, BLOOM_FILTER, True), parquet_settings(opts)  # checked before any write
-    return run_compaction(table_path, config, bloom_filter=bloom_filter, parquet=parquet,
+    return run_compaction(storage, config, bloom_filter=bloom_filter, parquet=parquet,
                           timeout_s=_timeout_s(opts), runner=runner)
 
 
-def compact_after_commit(table_path: str, config: TableConfig, options: WriteOptions, instant: str) -> str | None:
+def compact_after_commit(storage: Storage, config: TableConfig, options: WriteOptions, instant: str) -> str | None:
     """Hudi's inline compaction after the delta commit `instant` completed: a pending compaction
     runs, or, when the trigger fires, one is scheduled (and, unless only scheduling, run) in this
     process. A failure names the commit, which stays completed."""
+    table_path = storage.root
     settings = options.inline_compaction
     if not config.is_mor or settings.mode is InlineMode.OFF:
         return None
@@ -120,19 +121,20 @@ def compact_after_commit(table_path: str, config: TableConfig, options: WriteOpt
 
     def run() -> str | None:
         if settings.mode is InlineMode.SCHEDULE:
-            return _schedule_only(table_path, config, options.heartbeat_timeout_s, due)
-        return run_compaction(table_path, config, bloom_filter=options.bloom_filter, parquet=options.parquet,
+            return _schedule_only(storage, config, options.heartbeat_timeout_s, due)
+        return run_compaction(storage, config, bloom_filter=options.bloom_filter, parquet=options.parquet,
                               timeout_s=options.heartbeat_timeout_s, due=due)
 
-    return after_commit(table_path, instant, "the inline compaction",
+    return after_commit(storage, instant, "the inline compaction",
                         "engines.spark.compact(path) resumes the compaction", run)
 
 
-def run_compaction(table_path: str, config: TableConfig, *, bloom_filter: bool, parquet: ParquetSettings,
+def run_compaction(storage: Storage, config: TableConfig, *, bloom_filter: bool, parquet: ParquetSettings,
                    timeout_s: float, runner: OperationRunner | None = None,
                    due: Callable[[Timeline, str], bool] | None = None) -> str | None:
     """Resume a pending compaction or schedule one (when `due`), run it and complete it."""
-    job = start_compaction(table_path, config, timeout_s, due)
+    table_path = storage.root
+    job = start_compaction(storage, config, timeout_s, due)
     if job is None:
         return None
     job = dataclasses.replace(job, bloom_filter=bloom_filter, parquet=parquet)
@@ -151,7 +153,7 @@ def run_compaction(table_path: str, config: TableConfig, *, bloom_filter: bool, 
 
 def _mor_table(location: str) -> tuple[str, TableConfig]:
     table_path = storage.resolve_table_path(location)
-    config = read_table_config(table_path)
+    config = read_table_config(storage)
     if config is None:
         raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
     if not config.is_mor:
@@ -166,29 +168,30 @@ def _timeout_s(options: Mapping[str, str]) -> float:
         options.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES)) / 1000.0
 
 
-def start_compaction(table_path: str, config: TableConfig, timeout_s: float,
+def start_compaction(storage: Storage, config: TableConfig, timeout_s: float,
                      due: Callable[[Timeline, str], bool] | None = None) -> CompactionJob | None:
     """Under the table guard: resume a dead writer's compaction, or schedule a new one (if `due`
     says so of the timeline and the new instant)."""
-    with table_guard(table_path):
-        timeline = _recovered_timeline(table_path, config, timeout_s)
+    table_path = storage.root
+    with table_guard(storage):
+        timeline = _recovered_timeline(storage, config, timeout_s)
         pending = timeline.pending(Action.COMPACTION)
         if pending:
             inst = pending[0]
             if inst.state.value == "inflight":
                 after = max((i.requested_time for i in timeline.instants), key=instant_key)
-                rollback_failed_write(table_path, inst, new_instant_time(after=after), keep_requested=True)
+                rollback_failed_write(storage, inst, new_instant_time(after=after), keep_requested=True)
             instant = inst.requested_time
             plan = decode_avro_record(storage.read_bytes(os.path.join(table_path, ".hoodie",
                                                                       f"{instant}.compaction.requested")))
             operations = tuple(plan.get("operations") or ())
-            heartbeat.beat(table_path, instant)
+            heartbeat.beat(storage, instant)
         else:
-            scheduled = _schedule(table_path, config, timeline, due)
+            scheduled = _schedule(storage, config, timeline, due)
             if scheduled is None:
                 return None
             instant, operations = scheduled
-            heartbeat.beat(table_path, instant)
+            heartbeat.beat(storage, instant)
     txn = Transaction(table_path, instant, Action.COMPACTION, timeout_s)
     try:
         txn.files(config).start(b"")
@@ -211,28 +214,31 @@ def schedule_compaction(location: str, options: Mapping[str, str] | None = None)
     without running it; returns its instant, or None when a compaction is already pending or no
     slice has logs. `compact` runs it; until then writes to its file groups start new slices."""
     table_path, config = _mor_table(location)
-    return _schedule_only(table_path, config, _timeout_s(dict(options or {})), None)
+    return _schedule_only(storage, config, _timeout_s(dict(options or {})), None)
 
 
-def _schedule_only(table_path: str, config: TableConfig, timeout_s: float,
+def _schedule_only(storage: Storage, config: TableConfig, timeout_s: float,
                    due: Callable[[Timeline, str], bool] | None) -> str | None:
-    with table_guard(table_path):
-        timeline = _recovered_timeline(table_path, config, timeout_s)
+    table_path = storage.root
+    with table_guard(storage):
+        timeline = _recovered_timeline(storage, config, timeout_s)
         if timeline.pending(Action.COMPACTION):
             return None
-        scheduled = _schedule(table_path, config, timeline, due)
+        scheduled = _schedule(storage, config, timeline, due)
     return scheduled[0] if scheduled else None
 
 
-def _recovered_timeline(table_path: str, config: TableConfig, timeout_s: float) -> Timeline:
+def _recovered_timeline(storage: Storage, config: TableConfig, timeout_s: float) -> Timeline:
     """The timeline once dead writers' instants are rolled back (caller holds the table guard)."""
-    recover(table_path, config, Timeline.load(table_path, config), timeout_s)
-    return Timeline.load(table_path, config)
+    table_path = storage.root
+    recover(storage, config, Timeline.load(storage, config), timeout_s)
+    return Timeline.load(storage, config)
 
 
-def _schedule(table_path: str, config: TableConfig, timeline: Timeline,
+def _schedule(storage: Storage, config: TableConfig, timeline: Timeline,
               due: Callable[[Timeline, str], bool] | None) -> tuple[str, tuple[dict[str, Any], ...]] | None:
     """Plan a compaction of every file slice with log files (caller holds the table guard)."""
+    table_path = storage.root
     table = Table(table_path, config)
     read_instant = table.active_timeline.resolve_as_of(None)
     if read_instant is None:
@@ -273,7 +279,7 @@ def _operation(file_slice: FileSlice) -> dict[str, Any]:
 def compact_file_group(job: CompactionJob, op: dict[str, Any], task: TaskInfo | None = None) -> str:
     """Merge one file slice into a new base file of the compaction instant; returns its name."""
     task = task or TaskInfo()
-    with KeepAlive(job.table_path, job.instant, job.txn.timeout_s / 4):
+    with KeepAlive(job.storage, job.instant, job.txn.timeout_s / 4):
         return _compact(job, op, task)
 
 
@@ -288,9 +294,9 @@ def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
     data = rows.select(target.names).cast(target) if rows is not None else target.empty_table()
     name = base_file_name(file_id, task.write_token, job.instant)
     bucket = int(file_id[:8]) if file_id[:8].isdigit() else 0
-    with locked_group(job.table_path, job.instant, partition, bucket) as handle:
+    with locked_group(job.storage, job.instant, partition, bucket) as handle:
         state = handle.read() or GroupState(partition, bucket, file_id)
-        create_marker(job.table_path, job.instant, partition, name, IOType.CREATE)
+        create_marker(job.storage, job.instant, partition, name, IOType.CREATE)
         written = write_base_file(
             job.table_path, job.config, partition_path=partition, file_id=file_id, instant=job.instant,
             write_token=task.write_token, data=data, partition_id=task.partition_id,
@@ -312,8 +318,8 @@ def _full_schema(schema: InternalSchema) -> pa.Schema:
 def finish_compaction(job: CompactionJob) -> None:
     """Complete the compaction as a `commit` with `compacted: true`."""
     schema = schema_from_json(job.schema_json)
-    states = all_states(job.table_path, job.instant)
-    remove_unlisted_files(job.table_path, job.instant, states)
+    states = all_states(job.storage, job.instant)
+    remove_unlisted_files(job.storage, job.instant, states)
     writes = tuple(w for state in states for w in state.writes)
     extra = {"schema": json.dumps(avro_record_schema(job.config.name, data_arrow_schema(schema)))}
     table_has_history = storage.is_dir(os.path.join(job.table_path, ".hoodie", ".schema"))

@@ -60,6 +60,14 @@ def as_storage(where: Storage | str | os.PathLike[str]) -> Storage:
     return where if isinstance(where, Storage) else storage_for(where)
 
 
+def storage_and_options(location: Storage | str | os.PathLike[str],
+                        options: Mapping[str, str] | None) -> tuple[Storage, dict[str, str]]:
+    """The storage of `location` built with the `storage.*` entries of `options` (unless it is a
+    storage already), and the other options: what the writer's and services' entry points take."""
+    rest, given = split_storage_options(dict(options or {}))
+    return (location if isinstance(location, Storage) else storage_for(location, given)), rest
+
+
 __all__ = [
     "STORAGE_OPTION_PREFIX",
     "FileInfo",
@@ -73,5 +81,6 @@ __all__ = [
     "redacted",
     "resolve_table_path",
     "split_storage_options",
+    "storage_and_options",
     "storage_for",
 ]

@@ -70,7 +70,9 @@ class Storage(ABC):
     """The files under one location (a table's base path), and how to reach them.
 
     Paths given to its methods are absolute: local paths, or URIs on the same store as `root`.
-    Missing files raise `FileNotFoundError` unless a method says otherwise.
+    Missing files raise `FileNotFoundError` unless a method says otherwise. Two storages are
+    equal when a path reads the same through both (the same store, reached the same way): caches
+    of file contents key on them.
     """
 
     root: str
@@ -84,6 +86,10 @@ class Storage(ABC):
     def options(self) -> dict[str, str]:
         """The storage options this storage was built with (credentials included: never log them)."""
         return {}
+
+    def container_exists(self) -> bool:
+        """Whether what holds the root exists (an object store's bucket; always, locally)."""
+        return True
 
     def within(self, location: str) -> Storage:
         """This storage, for another location on the same store and with the same options."""
@@ -132,9 +138,22 @@ class Storage(ABC):
         """The pyarrow file system holding `paths` and the paths as it names them."""
 
     @abstractmethod
+    def atomic_output(self, path: str) -> AbstractContextManager[pa.NativeFile]:
+        """A stream writing `path`, which appears whole when the block ends without an error."""
+
+    @abstractmethod
+    def random_access(self, path: str) -> pa.NativeFile:
+        """A random-access file of `path` (locally memory-mapped: no copy); raises FileNotFoundError."""
+
+    @abstractmethod
     def parquet_sink(self, path: str) -> AbstractContextManager[str | pa.NativeFile]:
         """What to hand pyarrow's Parquet writers for `path`, for the writer's life; the file
         appears whole when the block ends without an error."""
+
+    def rust_location(self, path: str) -> tuple[str, dict[str, str]]:
+        """The location and the storage options a reader built on Rust's `object_store` crate
+        (pylance, hudi-rs) reads `path` with."""
+        return path, {}
 
     # -- listing and metadata
 

@@ -37,6 +37,12 @@ class LocalStorage(Storage):
     def __reduce__(self) -> tuple[type, tuple[str]]:
         return LocalStorage, (self.root,)
 
+    def __eq__(self, other: object) -> bool:  # what a path reads is the same under any root
+        return isinstance(other, LocalStorage)
+
+    def __hash__(self) -> int:
+        return hash(LocalStorage)
+
     @property
     def is_remote(self) -> bool:
         return False
@@ -69,6 +75,21 @@ class LocalStorage(Storage):
 
     def arrow_filesystem(self, paths: Sequence[str]) -> tuple[pafs.FileSystem, list[str]]:
         return _LOCAL, list(paths)
+
+    @contextmanager
+    def atomic_output(self, path: str) -> Iterator[pa.NativeFile]:
+        """Written aside, then renamed into place."""
+        tmp = self.temporary_path(path)
+        try:
+            with pa.OSFile(tmp, "wb") as sink:
+                yield sink
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+    def random_access(self, path: str) -> pa.NativeFile:
+        return pa.memory_map(path)
 
     @contextmanager
     def parquet_sink(self, path: str) -> Iterator[str | pa.NativeFile]:

@@ -27,13 +27,22 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from shim.errors import StorageError
+from shim.errors import StorageError, UnsupportedFeatureError
 from shim.local_cache import cache_root
 from shim.storage.base import FileInfo, Hold, Storage
 from shim.storage.conditional import Conditional
 from shim.storage.local import LocalStorage
 from shim.storage.object_lock import ObjectLock
-from shim.storage.options import build_filesystem, filesystem_path, normalize, redacted, split
+from shim.storage.options import (
+    GCS_SCHEMES,
+    S3_SCHEMES,
+    build_filesystem,
+    filesystem_path,
+    normalize,
+    redacted,
+    s3_arguments,
+    split,
+)
 
 T = TypeVar("T")
 
@@ -109,6 +118,13 @@ class RemoteStorage(Storage):
     def __reduce__(self) -> tuple[type, tuple[str, dict[str, str]]]:
         return RemoteStorage, (self.root, self._options)  # for a Spark task elsewhere: built anew there
 
+    def __eq__(self, other: object) -> bool:  # the same store reached the same way reads the same bytes
+        return (isinstance(other, RemoteStorage) and other._parts.root == self._parts.root
+                and other._options == self._options)
+
+    def __hash__(self) -> int:
+        return hash((self._parts.root, frozenset(self._options.items())))
+
     @property
     def is_remote(self) -> bool:
         return True
@@ -136,7 +152,7 @@ class RemoteStorage(Storage):
             system = self._system
         return system, filesystem_path(parts)
 
-    def bucket_exists(self) -> bool:
+    def container_exists(self) -> bool:
         """Whether the bucket (or HDFS root) exists."""
         system, _ = self.filesystem(self.root)
         bucket = self._parts.bucket
@@ -214,6 +230,16 @@ class RemoteStorage(Storage):
         return system, [self.filesystem(path)[1] for path in paths]
 
     @contextmanager
+    def atomic_output(self, path: str) -> Iterator[pa.NativeFile]:
+        """One upload (an object store has no rename)."""
+        with self.parquet_sink(path) as sink:
+            assert not isinstance(sink, str)
+            yield sink
+
+    def random_access(self, path: str) -> pa.NativeFile:
+        return pa.BufferReader(self._read_raw(path))
+
+    @contextmanager
     def parquet_sink(self, path: str) -> Iterator[str | pa.NativeFile]:
         system, where = self.filesystem(path)
         self.sizes.forget(path)
@@ -225,6 +251,30 @@ class RemoteStorage(Storage):
             self.remove(path, missing_ok=True)
             raise
         guarded(path, "write", stream.close)
+
+    def rust_location(self, path: str) -> tuple[str, dict[str, str]]:
+        """An S3 object with this storage's S3 settings (or the AWS_* environment's) in
+        object_store's names; a GCS one with the environment's credentials; HDFS is refused."""
+        parts = split(path)
+        if parts.scheme in GCS_SCHEMES:
+            return f"gs://{parts.bucket}/{parts.key}", {}
+        if parts.scheme not in S3_SCHEMES:
+            raise UnsupportedFeatureError(
+                f"{path}: files on {parts.scheme}:// are not read by object_store based readers (local, S3 and GCS)",
+                feature="object-store-" + parts.scheme, path=path)
+        names = {"access_key": "aws_access_key_id", "secret_key": "aws_secret_access_key",
+                 "session_token": "aws_session_token", "region": "aws_region"}
+        arguments = s3_arguments(self._options)
+        options = {names[k]: v for k, v in arguments.items() if k in names}
+        endpoint = arguments.get("endpoint_override")
+        if endpoint:
+            http = arguments.get("scheme", "https") == "http"
+            options["aws_endpoint"] = ("http://" if http else "https://") + endpoint
+            if http:
+                options["allow_http"] = "true"
+        if arguments.get("force_virtual_addressing", "").lower() in ("1", "true", "yes"):
+            options["aws_virtual_hosted_style_request"] = "true"
+        return f"s3://{parts.bucket}/{parts.key}", options
 
     # -- listing and metadata
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import fastavro
 
-from shim.storage import Storage, paths
 from shim.errors import InvalidTableError
 from shim.log.blocks import BlockType, HeaderKey
 from shim.log.reader import read_log_file
 from shim.properties import TableConfig
+from shim.storage import Storage, paths
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.lsm import read_lsm_instants
 

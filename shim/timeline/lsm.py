@@ -18,8 +18,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from shim.storage import Storage, decode_text
 from shim.errors import FileGoneError, InvalidTableError
+from shim.storage import Storage, decode_text
 from shim.timeline.metadata import decode_instant_content
 
 HISTORY_FOLDER = "history"

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import threading
 
-from shim.storage import Storage, decode_text, paths
 from shim.errors import InvalidTableError
 from shim.schema import InternalSchema, history_from_json, schema_from_json, search_schema
+from shim.storage import Storage, decode_text, paths
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
 

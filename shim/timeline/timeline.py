@@ -7,9 +7,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from shim.storage import LocalStorage, Storage, as_storage, paths
 from shim.errors import InstantNotFoundError
 from shim.properties import TableConfig
+from shim.storage import LocalStorage, Storage, as_storage, paths
 from shim.timeline.instant import Action, Instant, State, instant_key, parse_instant_file_name
 from shim.timeline.metadata import CommitMetadata, decode_instant_content
 

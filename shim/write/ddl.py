@@ -90,7 +90,7 @@ class AlterTable:
     # -- committing ---------------------------------------------------------------------------
 
     def _config(self) -> TableConfig:
-        config = read_table_config(self.table_path)
+        config = read_table_config(self.storage)
         if config is None:
             raise TableNotFoundError(f"no Hudi table at {self.table_path}", path=self.table_path)
         if config.version != 6:
@@ -119,15 +119,15 @@ class AlterTable:
         interval = int(self.options.get(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS))
         misses = int(self.options.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES))
         action = Action.DELTA_COMMIT if config.table_type is TableType.MERGE_ON_READ else Action.COMMIT
-        txn, _ = begin(self.table_path, config, action, timeout_s=interval * misses / 1000.0,
+        txn, _ = begin(self.storage, config, action, timeout_s=interval * misses / 1000.0,
                        inflight=inflight_metadata(operation="ALTER_SCHEMA"))
         try:
             current = self._schema(config)
             changed = change(current, protected)
-            timeline = Timeline.load(self.table_path, config)
-            history = latest_history_text(self.table_path, timeline) or history_to_json([current])
+            timeline = Timeline.load(self.storage, config)
+            history = latest_history_text(self.storage, timeline) or history_to_json([current])
             latest = InternalSchema(changed.record, int(txn.instant), changed.max_column_id)
-            persist_history(self.table_path, timeline, txn.instant, inherit_schema_history(latest, history))
+            persist_history(self.storage, timeline, txn.instant, inherit_schema_history(latest, history))
             extra = {
                 "schema": json.dumps(avro_record_schema(config.name, data_arrow_schema(latest))),
                 LATEST_SCHEMA_KEY: schema_to_json(latest),
