@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from os.path import join
 
 from shim.errors import InvalidArgumentError
-from shim.filesystems import is_remote, normalize
 from shim.local_cache import cache_root
 from shim.storage import resolve_table_path as location_of
+from shim.storage.options import is_remote, normalize
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -30,7 +30,7 @@ class Settings:
         warehouse: folder searched for tables (folders holding `.hoodie/hoodie.properties`): a
             local path or an object store's URI (`s3://bucket/prefix`).
         storage_options: credentials, region, endpoint of the warehouse's object store (see
-            `shim.filesystems`; default: the `AWS_*` environment). Never logged.
+            `shim.storage.options`; default: the `AWS_*` environment). Never logged.
         tables: table folders registered explicitly, as `PATH` or `NAME=PATH`.
         catalog_db: SQLite file of the table registry; default `<warehouse>/.hudi-shim/catalog.sqlite`,
             or in memory when there is no warehouse. `":memory:"` keeps it in memory.

@@ -4,17 +4,16 @@ archival. `commit_write` calls `run_table_services` once its instant is complete
 from __future__ import annotations
 
 from shim.properties import TableConfig
-from shim.storage import Storage
 from shim.services.archiving import archive_after_commit
 from shim.services.cleaning import clean_after_commit
 from shim.services.compaction import compact_after_commit
+from shim.storage import Storage
 from shim.write.options import WriteOptions
 
 
 def run_table_services(storage: Storage, config: TableConfig, options: WriteOptions, instant: str) -> None:
     """Run what `options` asks for after the commit `instant` completed (a failure is a WriteError
     naming the commit, which stays completed)."""
-    table_path = storage.root
     if config.is_mor:  # Hudi's order: table services (compaction) run before the clean
         compact_after_commit(storage, config, options, instant)
     if options.auto_clean:

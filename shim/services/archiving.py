@@ -42,13 +42,11 @@ def archive(path: str | Storage, options: Mapping[str, str] | None = None) -> Ar
 
 def run_archive(storage: Storage, config: TableConfig, settings: ArchiveSettings) -> ArchiveResult | None:
     """Archive under the table guard."""
-    table_path = storage.root
     with table_guard(storage):
         return archive_timeline(storage, config, settings)
 
 
 def archive_after_commit(storage: Storage, config: TableConfig, settings: ArchiveSettings, instant: str) -> None:
     """The automatic archival after the commit `instant` completed (a failure names that commit)."""
-    table_path = storage.root
     after_commit(storage, instant, "archiving the timeline", "the next write archives again",
                  lambda: run_archive(storage, config, settings))

@@ -141,7 +141,6 @@ def earliest_commit_to_retain(timeline: Timeline, settings: CleanSettings,
 def plan_clean(storage: Storage, timeline: Timeline, settings: CleanSettings,
                now: datetime.datetime | None = None) -> CleanPlan | None:
     """The clean to run now, or None when no file can go."""
-    table_path = storage.root
     retained = earliest_commit_to_retain(timeline, settings, now)
     if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
         partitions = list_partitions(storage, timeline.config)
@@ -178,7 +177,6 @@ def plan_clean(storage: Storage, timeline: Timeline, settings: CleanSettings,
 
 
 def _partitions_to_look_at(storage: Storage, timeline: Timeline, horizon: str) -> list[str]:
-    table_path = storage.root
     found = timeline.latest_clean()
     previous = found[1] if found else ""
     if not previous:

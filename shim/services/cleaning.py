@@ -38,13 +38,11 @@ def clean(path: str | Storage, options: Mapping[str, str] | None = None) -> list
 
 def run_clean(storage: Storage, config: TableConfig, settings: CleanSettings) -> list[CleanResult]:
     """Clean under the table guard."""
-    table_path = storage.root
     with table_guard(storage):
         return clean_table(storage, config, settings)
 
 
 def clean_after_commit(storage: Storage, config: TableConfig, settings: CleanSettings, instant: str) -> None:
     """The automatic clean after the commit `instant` completed (a failure names that commit)."""
-    table_path = storage.root
     after_commit(storage, instant, "the clean", "the next write cleans again",
                  lambda: run_clean(storage, config, settings))

@@ -8,7 +8,7 @@ table's `Storage` keeps them: there is no process-wide registry), from the usual
 Keys may be spelled as pyarrow spells them (`access_key`, `endpoint_override`) or as object_store
 and hudi-rs do (`aws_access_key_id`, `aws_endpoint_url`, `aws_allow_http`). Secrets are never
 logged nor put in error messages. One option is the shim's own, not the file system's:
-`conditional_writes` (`auto`, `required`, `off`; see `shim.conditional_writes`).
+`conditional_writes` (`auto`, `required`, `off`; see `shim.storage.conditional`).
 """
 
 from __future__ import annotations

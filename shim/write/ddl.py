@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping
 
-from shim import storage
 from shim.errors import TableNotFoundError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history, schema_to_json
 from shim.schema.types import Type
+from shim.storage import Storage, storage_and_options
 from shim.table import Table
 from shim.timeline.instant import Action
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
@@ -41,13 +41,14 @@ from shim.write.write_schema import data_arrow_schema
 Change = Callable[[InternalSchema, Collection[str]], InternalSchema]
 
 
-def alter_table(location: str, options: Mapping[str, str] | None = None) -> AlterTable:
-    """Schema changes of the table at `location` (a local path or file:// URI).
+def alter_table(location: str | Storage, options: Mapping[str, str] | None = None) -> AlterTable:
+    """Schema changes of the table at `location` (a path or URI; `storage.*` options reach an
+    object store).
 
     Raises:
         TableNotFoundError: no Hudi table there.
     """
-    return AlterTable(storage.resolve_table_path(location), dict(options or {}))
+    return AlterTable(*storage_and_options(location, options))
 
 
 class AlterTable:
@@ -57,8 +58,9 @@ class AlterTable:
     `timestamp`, `decimal(10, 2)`...) or `shim.schema` types for nested columns.
     """
 
-    def __init__(self, table_path: str, options: dict[str, str]) -> None:
-        self.table_path = table_path
+    def __init__(self, storage: Storage, options: dict[str, str]) -> None:
+        self.storage = storage
+        self.table_path = storage.root
         self.options = options
         self.instants: list[str] = []
 
@@ -101,7 +103,7 @@ class AlterTable:
         return config
 
     def _schema(self, config: TableConfig) -> InternalSchema:
-        table = Table(self.table_path, config)
+        table = Table(self.storage, config)
         current = current_schema(table, table.active_timeline.resolve_as_of(None))
         if current is None:
             raise UnsupportedFeatureError(

@@ -91,7 +91,6 @@ def group_key(partition_path: str, bucket: int) -> str:
 @contextmanager
 def locked_group(storage: Storage, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle]:
     """Hold the file group's lock for this commit (waiting for it); yields its state handle."""
-    table_path = storage.root
     with _locked(storage, instant, partition_path, bucket, wait=True) as handle:
         assert handle is not None
         yield handle
@@ -100,7 +99,6 @@ def locked_group(storage: Storage, instant: str, partition_path: str, bucket: in
 @contextmanager
 def try_locked_group(storage: Storage, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle | None]:
     """Like `locked_group`, but yields None at once when another task holds the lock."""
-    table_path = storage.root
     with _locked(storage, instant, partition_path, bucket, wait=False) as handle:
         yield handle
 

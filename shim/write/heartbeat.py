@@ -44,7 +44,6 @@ def last_beat(storage: Storage, instant: str) -> float | None:
 
 def is_alive(storage: Storage, instant: str, timeout_s: float, now: float | None = None) -> bool:
     """Whether the writer of `instant` beat within the last `timeout_s` seconds."""
-    table_path = storage.root
     last = last_beat(storage, instant)
     if last is None:
         return False

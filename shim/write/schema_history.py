@@ -99,7 +99,6 @@ def clean_residual_files(storage: Storage, timeline: Timeline, keep: str | None 
     """Delete schema files of instants that are not completed writes on the active timeline (of
     failed writes, and of archived ones: every history file holds all versions); returns the names
     removed."""
-    table_path = storage.root
 
     def residual(instant: str | None) -> bool:
         if instant is None or instant == keep:
@@ -112,7 +111,6 @@ def clean_residual_files(storage: Storage, timeline: Timeline, keep: str | None 
 
 def remove_schema_files(storage: Storage, instant: str) -> list[str]:
     """Delete every schema file of `instant` (a rolled-back write); returns the names removed."""
-    table_path = storage.root
     return _remove_where(storage, lambda found: found == instant)
 
 

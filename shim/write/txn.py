@@ -3,7 +3,7 @@
 The protocol (table version 6, Hudi's heartbeat-based failure detection):
 - Under a short table guard (`.hoodie/.aux/hudi-shim.lock`: an exclusive `flock` locally, released
   when the process dies; on an object store honouring conditional writes a lock object there,
-  `shim.object_lock`, which the writers of every machine take), the writer looks at the pending
+  `shim.storage.object_lock`, which the writers of every machine take), the writer looks at the pending
   instants. A pending write whose heartbeat
   (`.hoodie/.heartbeat/<instant>`) is fresh belongs to a live writer: the new write fails with
   `ConcurrentWriteError`. A pending write with a stale or missing heartbeat failed: it is rolled
@@ -79,7 +79,6 @@ def begin(
     Raises:
         ConcurrentWriteError: another writer's instant is pending with a fresh heartbeat.
     """
-    table_path = storage.root
     with table_guard(storage) as hold:
         timeline = Timeline.load(storage, config)
         rolled_back = recover(storage, config, timeline, timeout_s)
