@@ -81,9 +81,11 @@ class Registry:
     entries the old connection still reads, in its own folder made again too, never its parent
     (a warehouse deleted whole is not brought back by its registry)."""
 
-    def __init__(self, location: str, storage_options: Mapping[str, str] | None = None) -> None:
+    def __init__(self, location: str, storage_options: Mapping[str, str] | None = None,
+                 table_storage_options: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.location = location
         self._storage_options = dict(storage_options or {})
+        self._table_storage_options = {name: dict(options) for name, options in (table_storage_options or {}).items()}
         if location != MEMORY:
             folder = os.path.dirname(os.path.abspath(location))
             try:
@@ -120,9 +122,11 @@ class Registry:
         with self._lock:
             self._db.close()
 
-    def storage(self, path: str) -> Storage:
-        """The storage of a table or warehouse folder, reached with the catalog's storage options."""
-        return storage_for(path, self._storage_options)
+    def storage(self, path: str, name: str | None = None) -> Storage:
+        """The storage of a folder (the table `name`'s, or the warehouse), reached with that
+        table's own storage options if it has some, else the catalog's."""
+        options = self._table_storage_options.get(name, self._storage_options) if name else self._storage_options
+        return storage_for(path, options)
 
     def check(self) -> None:
         """Raises CatalogUnavailableError when the database cannot be used (reopened first if it
@@ -198,10 +202,10 @@ class Registry:
             InvalidArgumentError: the name is invalid, or taken by another folder.
         """
         folder = table_location(path)
-        if not is_table_folder(self.storage(folder)):
+        chosen = check_name(name if name is not None else name_for_folder(os.path.basename(folder)))
+        if not is_table_folder(self.storage(folder, chosen)):
             raise TableNotFoundError(f"no Hudi table at {folder}: .hoodie/hoodie.properties does not exist",
                                      path=folder)
-        chosen = check_name(name if name is not None else name_for_folder(os.path.basename(folder)))
         with self._lock:
             db = self._connection()
             by_name = db.execute("SELECT path FROM tables WHERE name = ?", (chosen,)).fetchone()

@@ -78,7 +78,8 @@ class Catalog:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.registry = Registry(settings.registry_location(), settings.storage_options)
+        self.registry = Registry(settings.registry_location(), settings.storage_options,
+                                 settings.table_storage_options)
         self.views = ViewCache(settings.cache_slices)
         self.limits = StreamLimits(settings.max_scan_rows, settings.max_scan_bytes, settings.max_scan_seconds,
                                    settings.batch_rows, settings.batch_bytes)
@@ -102,9 +103,13 @@ class Catalog:
         self.registry.close()
 
     def storage(self, location: str) -> Storage:
-        """The storage of a folder of the catalog's (a table, the warehouse, the Iceberg folder),
+        """The storage of a folder of the catalog's own (the warehouse, the Iceberg folder),
         reached with the catalog's storage options."""
         return self.registry.storage(location)
+
+    def table_storage(self, entry: RegisteredTable) -> Storage:
+        """The storage of a registered table: with its own storage options if it has some."""
+        return self.registry.storage(entry.path, entry.name)
 
     def server_folders(self) -> list[tuple[str, str]]:
         """The server's own folders (and its registry's file) as (path, how messages name it),
@@ -171,7 +176,7 @@ class Catalog:
         tables added under the warehouse show within `discovery_seconds`."""
         self.check_warehouse()
         self._rediscover(self.settings.discovery_seconds)
-        return [entry for entry in self.registry.tables() if is_table_folder(self.storage(entry.path))]
+        return [entry for entry in self.registry.tables() if is_table_folder(self.table_storage(entry))]
 
     def names(self) -> list[str]:
         return [entry.name for entry in self.entries()]
@@ -186,14 +191,14 @@ class Catalog:
             entry = self.registry.get(name)
         except TableNotFoundError:  # perhaps added under the warehouse since the last search
             entry = self._look_up(name)
-        if not is_table_folder(self.storage(entry.path)):
+        if not is_table_folder(self.table_storage(entry)):
             with self._lock:
                 self._handles.pop(name, None)
             raise TableNotFoundError(f"table {name!r} is gone: its folder no longer holds a Hudi table")
         with self._lock:
             handle = self._handles.get(name)
             if handle is None or handle.entry.path != entry.path:
-                handle = self._handles[name] = TableHandle(entry, self.storage(entry.path))
+                handle = self._handles[name] = TableHandle(entry, self.table_storage(entry))
             return handle
 
     def _look_up(self, name: str) -> RegisteredTable:

@@ -31,6 +31,9 @@ class Settings:
             local path or an object store's URI (`s3://bucket/prefix`).
         storage_options: credentials, region, endpoint of the warehouse's object store (see
             `shim.storage.options`; default: the `AWS_*` environment). Never logged.
+        table_storage_options: per table (by catalog name), storage options used for it instead
+            of `storage_options`: tables side by side under one prefix, each with its own
+            credentials. Never logged.
         tables: table folders registered explicitly, as `PATH` or `NAME=PATH`.
         catalog_db: SQLite file of the table registry; default `<warehouse>/.hudi-shim/catalog.sqlite`,
             or in memory when there is no warehouse. `":memory:"` keeps it in memory.
@@ -70,6 +73,7 @@ class Settings:
     warehouse: str | None = None
     tables: tuple[str, ...] = ()
     storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
+    table_storage_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False)
     catalog_db: str | None = None
     token: str | None = None
     host: str = DEFAULT_HOST
