@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from catalog.settings import MEMORY
 from shim.errors import HudiShimError, InvalidArgumentError, TableNotFoundError
 from shim.properties import find_config_file
-from shim.storage import Storage, storage_for
-from shim.storage.options import is_remote, normalize
+from shim.storage import Storage, canonical_location, storage_for
 
 log = logging.getLogger(__name__)
 
@@ -307,6 +306,4 @@ def folders_named(warehouse: Storage, name: str, max_depth: int = 4) -> list[str
 def table_location(path: str) -> str:
     """A table's or warehouse's location as the registry keeps it: the real absolute path of a
     local folder, the normalized URI of one on an object store."""
-    if is_remote(path):
-        return normalize(path)
-    return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+    return canonical_location(path)

@@ -6,7 +6,6 @@ without a web server. A table is only ever reached through its registered name.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Mapping
@@ -32,8 +31,7 @@ from catalog.views import VIEWS, View, ViewCache
 from shim.errors import InvalidArgumentError, TableNotFoundError
 from shim.read import SkippedBlocks, TimeLimit
 from shim.scan_options import ScanOptions
-from shim.storage import Storage, resolve_table_path
-from shim.storage.options import is_remote
+from shim.storage import Storage, spellings
 from shim.timeline.instant import Instant, normalize_instant
 
 #: A table asked for by a name several folders under the warehouse give makes it be searched
@@ -289,9 +287,4 @@ class Catalog:
 
 
 def _spellings(folder: str) -> set[str]:
-    if folder == MEMORY:
-        return set()
-    if is_remote(folder) or "://" in folder:
-        return {folder.rstrip("/"), resolve_table_path(folder).rstrip("/")}
-    absolute = os.path.abspath(os.path.expanduser(folder))
-    return {absolute, os.path.realpath(absolute)} - {"/", ""}
+    return set() if folder == MEMORY else spellings(folder)

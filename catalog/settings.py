@@ -10,8 +10,8 @@ from os.path import join
 
 from shim.errors import InvalidArgumentError
 from shim.local_cache import cache_root
+from shim.storage import canonical_location, local_folder
 from shim.storage import resolve_table_path as location_of
-from shim.storage.options import is_remote, normalize
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -134,12 +134,13 @@ class Settings:
         local file named after it under `~/.cache/hudi-shim/catalogs` (SQLite needs a local file)."""
         if self.catalog_db:
             return self.catalog_db
-        if self.warehouse and is_remote(self.warehouse):
-            digest = hashlib.sha256(normalize(self.warehouse).encode()).hexdigest()[:16]
+        if not self.warehouse:
+            return MEMORY
+        folder = local_folder(self.warehouse)
+        if folder is None:
+            digest = hashlib.sha256(canonical_location(self.warehouse).encode()).hexdigest()[:16]
             return str(cache_root() / "catalogs" / digest / os.path.basename(WAREHOUSE_DB))
-        if self.warehouse:
-            return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_DB)
-        return MEMORY
+        return os.path.join(folder, WAREHOUSE_DB)
 
     def iceberg_location(self) -> str | None:
         """The folder of published Iceberg metadata (None: a temporary one, chosen when serving)."""

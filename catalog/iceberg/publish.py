@@ -52,8 +52,7 @@ from catalog.service import Catalog
 from catalog.views import touch_keys
 from shim.errors import HudiShimError
 from shim.read import parquet_footer, read_file_schema
-from shim.storage import Storage, resolve_table_path
-from shim.storage.options import is_remote
+from shim.storage import Storage, as_uri, from_uri, is_inside, resolve_table_path
 from shim.timeline.instant import instant_key
 
 FORMAT_VERSION = 2
@@ -112,7 +111,7 @@ class Versions:
 def file_uri(path: str) -> str:
     """An absolute local path as the `file:` URI Iceberg readers take (an object store's
     location is a URI already)."""
-    return path if is_remote(path) else "file://" + os.path.abspath(path)
+    return as_uri(path)
 
 
 class IcebergPublisher:
@@ -333,7 +332,7 @@ def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[d
     for data_file in files:
         if data_file.content == DATA:
             path = _path_of(data_file.path)
-            where = table if _inside(path, table.root) else published
+            where = table if is_inside(path, table.root) else published
             metrics = file_metrics(parquet_footer(where, path), read_file_schema(where, path), columns)
             data_file = replace(data_file, metrics=metrics)
         with_metrics.append(data_file)
@@ -347,12 +346,7 @@ class PublishFolderError(HudiShimError):
 def _check_outside(folder: str, table_path: str, name: str) -> None:
     """Refuse to write a table's published files into its own folder (a reader of the Hudi table
     would take them for a partition's files)."""
-    if is_remote(folder) or is_remote(table_path):
-        inside = (folder.rstrip("/") + "/").startswith(table_path.rstrip("/") + "/")
-    else:
-        table_path = os.path.abspath(table_path)
-        inside = os.path.commonpath([os.path.abspath(folder), table_path]) == table_path
-    if inside:
+    if is_inside(folder, table_path):
         raise PublishFolderError(
             f"the Iceberg folder {os.path.dirname(folder)} puts table {name}'s published files inside the table "
             f"({table_path}); choose an --iceberg-dir outside the tables")
@@ -395,10 +389,6 @@ def _instant_ms(instant: str | None) -> int:
     return int(moment.timestamp() * 1000) + int(digits[14:17])
 
 
-def _inside(path: str, folder: str) -> bool:
-    return path.startswith(folder.rstrip("/") + "/")
-
-
 def _path_of(uri: str) -> str:
-    return uri if is_remote(uri) else uri.removeprefix("file://")
+    return from_uri(uri)
 

@@ -20,8 +20,7 @@ from collections.abc import Iterator
 import fastavro
 
 from shim.errors import HudiShimError
-from shim.storage import Storage
-from shim.storage.options import is_remote
+from shim.storage import Storage, from_uri, paths
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,7 @@ def expire(out: Storage, table_folder: str, keep_seconds: float, now: float | No
     files they name. A file written less than `keep_seconds` ago is never removed: a publish may
     be writing the version that will name it.
     """
-    if out.exists(os.path.join(table_folder, ".hoodie")):
+    if out.exists(paths.hoodie(table_folder)):
         log.warning("not expiring published files in %s: it holds a Hudi table", table_folder)
         return []
     now = time.time() if now is None else now
@@ -120,4 +119,4 @@ def _files(out: Storage, table_folder: str) -> Iterator[str]:
 
 
 def _local(uri: str) -> str:
-    return uri if is_remote(uri) else os.path.abspath(uri.removeprefix("file://"))
+    return from_uri(uri)

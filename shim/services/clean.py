@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from shim.errors import CorruptFileError, WriteError
 from shim.properties import TableConfig
 from shim.services.clean_plan import CleanPlan, CleanSettings, files_by_partition, plan_clean
-from shim.storage import Storage, join
+from shim.storage import Storage, join, paths
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
@@ -47,7 +47,7 @@ def clean_table(storage: Storage, config: TableConfig, settings: CleanSettings |
     if config.timeline_layout_version != 1:
         raise WriteError(f"{table_path}: hudi-shim cleans table version 6 (timeline layout 1) only", path=table_path)
     settings = settings or CleanSettings()
-    hoodie = os.path.join(table_path, ".hoodie")
+    hoodie = paths.hoodie(table_path)
     timeline = Timeline.load(storage, config)
     results = []
     for pending in timeline.pending(Action.CLEAN):
@@ -77,7 +77,7 @@ def _run(storage: Storage, instant: str, plan: CleanPlan) -> CleanResult:
     """Move the clean to inflight, delete its files, complete it."""
     table_path = storage.root
     started = time.monotonic()
-    hoodie = os.path.join(table_path, ".hoodie")
+    hoodie = paths.hoodie(table_path)
     storage.write_atomically(os.path.join(hoodie, f"{instant}.clean.inflight"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(table_path)))
     deleted: list[tuple[str, str]] = []

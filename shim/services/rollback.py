@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shim.files import parse_base_file, parse_log_file
-from shim.storage import Storage, join
+from shim.storage import Storage, join, paths
 from shim.timeline.instant import Action, Instant
 from shim.write.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode_avro_record
 from shim.write.heartbeat import stop as stop_heartbeat
@@ -61,7 +61,7 @@ def rollback_failed_write(
     by_partition: dict[str, list[Marker]] = {}
     for marker in markers.values():
         by_partition.setdefault(marker.partition_path, []).append(marker)
-    hoodie = os.path.join(table_path, ".hoodie")
+    hoodie = paths.hoodie(table_path)
     storage.write_atomically(
         os.path.join(hoodie, f"{rollback_instant}.rollback.requested"),
         encode_avro_record(ROLLBACK_PLAN, _plan(table_path, failed, by_partition)),

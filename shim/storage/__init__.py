@@ -11,38 +11,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from urllib.parse import unquote, urlparse
 
-from shim.errors import TableNotFoundError
 from shim.storage.base import FileInfo, Hold, Storage, decode_text, join
 from shim.storage.local import LocalStorage
+from shim.storage.locations import (
+    as_uri,
+    canonical_location,
+    from_uri,
+    is_inside,
+    local_folder,
+    resolve_table_path,
+    spellings,
+)
 from shim.storage.options import (
     STORAGE_OPTION_PREFIX,
     is_remote,
-    normalize,
     normalized_options,
     redacted,
     split_storage_options,
 )
 from shim.storage.remote import RemoteStorage
-
-
-def resolve_table_path(location: str | os.PathLike[str]) -> str:
-    """Absolute local path of a table given as a path or a `file://` URI; the normalized URI of
-    one on an object store or HDFS (`s3://bucket/path`)."""
-    text = os.fspath(location)
-    if is_remote(text):
-        return normalize(text)
-    if "://" in text or text.startswith("file:"):
-        parsed = urlparse(text)
-        if parsed.scheme != "file":
-            raise TableNotFoundError(
-                f"unsupported location {text!r}: hudi-shim reads local paths, file://, s3://, s3a://, gs:// "
-                "and hdfs:// URIs",
-                path=text,
-            )
-        text = unquote(parsed.path)
-    return os.path.abspath(os.path.expanduser(text))
 
 
 def storage_for(location: str | os.PathLike[str], options: Mapping[str, object] | None = None) -> Storage:
@@ -76,10 +64,16 @@ __all__ = [
     "RemoteStorage",
     "Storage",
     "as_storage",
+    "as_uri",
+    "canonical_location",
     "decode_text",
+    "from_uri",
+    "is_inside",
     "join",
+    "local_folder",
     "redacted",
     "resolve_table_path",
+    "spellings",
     "split_storage_options",
     "storage_and_options",
     "storage_for",

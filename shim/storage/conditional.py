@@ -77,8 +77,12 @@ class Conditional:
     """A store's conditional writes, for the locations of one table's storage (its own client,
     built from its options, and its own verdict)."""
 
-    def __init__(self, scheme: str, bucket: str, options: Mapping[str, str]) -> None:
+    def __init__(self, scheme: str, bucket: str, options: Mapping[str, str],
+                 remove: Callable[[str], object] | None = None) -> None:
+        """`remove` deletes one object by its location (the probe's; default: through obstore,
+        whose bulk delete some stores do not implement)."""
         self.scheme, self.bucket, self.options = scheme, bucket, dict(options)
+        self._remove = remove
         self.mode = conditional_writes_mode(self.options, f"{scheme}://{bucket}")
         self._lock = threading.Lock()
         self._client: Any = None
@@ -125,7 +129,7 @@ class Conditional:
         except ImportError:
             verdict = Support(False, f"the obstore package is not installed (pip install '{EXTRA}')")
         else:
-            verdict = _probe(location, client)
+            verdict = _probe(location, client, self._remove)
         with self._lock:
             if self._verdict is None:
                 self._verdict = verdict
@@ -182,8 +186,9 @@ class Conditional:
             return self._client
 
 
-def _probe(location: str, client: Any) -> Support:
-    """Create a probe object twice, then replace it on a made-up version; remove it."""
+def _probe(location: str, client: Any, remove: Callable[[str], object] | None) -> Support:
+    """Create a probe object twice, then replace it on a made-up version; remove it (with
+    `remove`, given the probe's location, if given)."""
     import obstore
     from obstore.exceptions import AlreadyExistsError, BaseError, PreconditionError
 
@@ -209,8 +214,11 @@ def _probe(location: str, client: Any) -> Support:
         return Support(False, f"probing it failed: {_reason(error)}")
     finally:
         try:
-            obstore.delete(client, probe)
-        except BaseError as error:  # a probe object left behind is harmless
+            if remove is not None:
+                remove(f"{split(location).root}/{probe}")
+            else:
+                obstore.delete(client, probe)
+        except (BaseError, OSError) as error:  # a probe object left behind is harmless
             log.debug("%s: could not remove the probe object %s: %s", location, probe, error)
 
 

@@ -110,7 +110,8 @@ class RemoteStorage(Storage):
         self._lock = threading.Lock()
         self._system: pafs.FileSystem | None = None
         self.sizes = _SizeMemo()
-        self.conditional = Conditional(parts.scheme, parts.bucket, self._options)
+        self.conditional = Conditional(parts.scheme, parts.bucket, self._options,
+                                       remove=lambda location: self.remove(location, missing_ok=True))
 
     def __repr__(self) -> str:
         return f"RemoteStorage({self.root!r}, {redacted(self._options)!r})"

@@ -7,17 +7,16 @@ belongs to a failed writer; the next writer rolls it back.
 
 from __future__ import annotations
 
-import os
 import time
 
-from shim.storage import Storage
+from shim.storage import Storage, paths
 
-HEARTBEAT_FOLDER = ".heartbeat"
+HEARTBEAT_FOLDER = paths.HEARTBEAT_FOLDER
 
 
 def heartbeat_path(table_path: str, instant: str) -> str:
     """The heartbeat file of an instant."""
-    return os.path.join(table_path, ".hoodie", HEARTBEAT_FOLDER, instant)
+    return paths.heartbeat(table_path, instant)
 
 
 def beat(storage: Storage, instant: str) -> None:

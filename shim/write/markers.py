@@ -11,9 +11,9 @@ import enum
 import os
 from dataclasses import dataclass
 
-from shim.storage import Storage, join
+from shim.storage import Storage, join, paths
 
-TEMP_FOLDER = ".temp"
+TEMP_FOLDER = paths.TEMP_FOLDER
 MARKER_EXTENSION = ".marker."
 
 
@@ -39,7 +39,7 @@ class Marker:
 
 def marker_folder(table_path: str, instant: str) -> str:
     """The marker folder of an instant."""
-    return os.path.join(table_path, ".hoodie", TEMP_FOLDER, instant)
+    return paths.markers(table_path, instant)
 
 
 def create_marker(storage: Storage, instant: str, partition_path: str, file_name: str, io_type: IOType) -> str:

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history
-from shim.storage import Storage
+from shim.storage import Storage, paths
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
 
-SCHEMA_FOLDER = ".schema"
+SCHEMA_FOLDER = paths.SCHEMA_FOLDER
 SCHEMA_COMMIT = "schemacommit"
 
 
@@ -37,7 +37,7 @@ class SchemaCommit:
 
 
 def schema_folder(table_path: str) -> str:
-    return os.path.join(table_path, ".hoodie", SCHEMA_FOLDER)
+    return paths.schema_folder(table_path)
 
 
 def _instant_of(name: str) -> str | None:

@@ -19,7 +19,6 @@ The protocol (table version 6, Hudi's heartbeat-based failure detection):
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -126,7 +125,7 @@ def _finish_pending_rollbacks(storage: Storage, timeline: Timeline) -> list[Roll
     table_path = storage.root
     results = []
     for inst in timeline.pending(Action.ROLLBACK):
-        path = os.path.join(table_path, ".hoodie", f"{inst.requested_time}.rollback.requested")
+        path = paths.hoodie(table_path, f"{inst.requested_time}.rollback.requested")
         try:
             plan = decode_avro_record(storage.read_bytes(path))
         except (FileGoneError, ValueError):

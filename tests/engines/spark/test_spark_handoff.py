@@ -204,10 +204,11 @@ def test_a_task_with_its_rows_first_waits_for_a_running_task_to_hand_over_before
 def test_a_task_that_died_before_handing_over_does_not_hold_up_the_others(tmp_path):
     folder = str(tmp_path / "state")
     code = ("import os, sys; sys.path.insert(0, os.getcwd()); from shim.write.handoff import HandOverTurn; "
-            f"HandOverTurn({folder!r}, 3).__enter__(); os._exit(1)")  # announced, then killed
+            "from shim.storage import LocalStorage; "
+            f"HandOverTurn(LocalStorage({folder!r}), {folder!r}, 3).__enter__(); os._exit(1)")  # announced, then killed
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 1
     assert os.path.exists(os.path.join(folder, "tasks", "p3.lock"))
-    with HandOverTurn(folder, 0) as turn:
+    with HandOverTurn(LOCAL, folder, 0) as turn:
         turn.handed_over()
         waiter = threading.Thread(target=turn.wait_for_others, daemon=True)
         waiter.start()
@@ -271,7 +272,7 @@ def test_one_key_in_three_task_waves_of_a_merge_on_read_upsert_keeps_the_greates
 def test_a_task_stops_waiting_for_a_much_slower_one_after_as_long_as_its_own_hand_over_took(tmp_path):
     folder = str(tmp_path / "state")
     # task 1 is still receiving its rows for as long as this test runs
-    with HandOverTurn(folder, 1), HandOverTurn(folder, 0) as turn:
+    with HandOverTurn(LOCAL, folder, 1), HandOverTurn(LOCAL, folder, 0) as turn:
         turn.handed_over()
         start = time.monotonic()
         turn.wait_for_others(at_least_s=0.3)
