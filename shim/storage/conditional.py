@@ -73,9 +73,16 @@ class Support:
     reason: str = ""
 
 
+_KNOWN: dict[tuple[str, str, frozenset[tuple[str, str]]], Support] = {}
+"""Verdicts of the stores probed, by store and the options they were reached with (a cache of
+what a store does, never consulted for another store or other options)."""
+_WARNED: set[tuple[str, str, frozenset[tuple[str, str]]]] = set()
+_KNOWN_LOCK = threading.Lock()
+
+
 class Conditional:
     """A store's conditional writes, for the locations of one table's storage (its own client,
-    built from its options, and its own verdict)."""
+    built from its options). A store reached with the same options is probed once per process."""
 
     def __init__(self, scheme: str, bucket: str, options: Mapping[str, str],
                  remove: Callable[[str], object] | None = None) -> None:
@@ -86,8 +93,7 @@ class Conditional:
         self.mode = conditional_writes_mode(self.options, f"{scheme}://{bucket}")
         self._lock = threading.Lock()
         self._client: Any = None
-        self._verdict: Support | None = None
-        self._warned = False
+        self._key = (scheme, bucket, frozenset(self.options.items()))
 
     def enabled(self, location: str) -> bool:
         """Whether writes to `location` use conditional writes (see the module's docstring).
@@ -107,8 +113,9 @@ class Conditional:
                 "create one instant. Use a store that honours If-None-Match and If-Match (AWS S3, GCS, MinIO, "
                 "moto), or conditional_writes=auto to write from one machine at a time",
                 location=location)
-        with self._lock:
-            first, self._warned = not self._warned, True
+        with _KNOWN_LOCK:
+            first = self._key not in _WARNED
+            _WARNED.add(self._key)
         if first:
             log.warning("%s: the store cannot make writes conditional (%s): instants are created with a check, "
                         "then a write, and the table's lock is a local file, so only one machine may write "
@@ -120,8 +127,8 @@ class Conditional:
         """Whether the store honours conditional writes (probed once)."""
         if self.scheme not in (*S3_SCHEMES, *GCS_SCHEMES):
             return Support(False, f"{self.scheme}:// has no conditional writes in this writer")
-        with self._lock:
-            known = self._verdict
+        with _KNOWN_LOCK:
+            known = _KNOWN.get(self._key)
         if known is not None:
             return known
         try:
@@ -130,10 +137,8 @@ class Conditional:
             verdict = Support(False, f"the obstore package is not installed (pip install '{EXTRA}')")
         else:
             verdict = _probe(location, client, self._remove)
-        with self._lock:
-            if self._verdict is None:
-                self._verdict = verdict
-            return self._verdict
+        with _KNOWN_LOCK:
+            return _KNOWN.setdefault(self._key, verdict)
 
     def create(self, location: str, data: bytes) -> Version | None:
         """Write `data` at `location` unless an object is there; its version, or None when one was."""

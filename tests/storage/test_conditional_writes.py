@@ -51,8 +51,8 @@ def test_a_store_that_ignores_if_none_match_is_detected(s3, caplog):
     assert not verdict.honoured
     assert "If-None-Match" in verdict.reason
     with caplog.at_level(logging.WARNING, logger="shim.storage.conditional"):
-        assert not store.conditional.enabled(uri)  # auto: one writer at a time, said once per storage
-        assert not store.conditional.enabled(f"{uri}/.hoodie/x")
+        assert not store.conditional.enabled(uri)  # auto: one writer at a time, said once per store
+        assert not location(s3, "ignored-again").conditional.enabled(f"{uri}/.hoodie/x")
     warnings = [r.getMessage() for r in caplog.records if "cannot make writes conditional" in r.getMessage()]
     assert len(warnings) == 1 and "one machine" in warnings[0]
     assert store.write_new(f"{uri}/x", b"1") and not store.write_new(f"{uri}/x", b"2")  # the fallback
@@ -78,6 +78,8 @@ def test_the_store_is_probed_once(moto_s3):
         assert probe["PUT"] == 3 and probe.get("DELETE", 0) + probe.get("POST", 0) == 1, probe  # and the cleanup
         tap.counts.reset()
         assert store.conditional.enabled(f"{uri}/elsewhere/x") and store.conditional.support(uri).honoured
+        other = storage_for("s3://lake/another-table", store.options)  # the same store, reached alike
+        assert isinstance(other, RemoteStorage) and other.conditional.enabled("s3://lake/another-table/x")
         assert tap.counts.snapshot()["requests"] == 0
     finally:
         tap.stop()
