@@ -38,6 +38,7 @@ import shim
 from shim.keys.partition_scheme import PartitionScheme, scheme_of_table
 from shim.keys.timestamp_keygen import TimestampPartitioning
 from shim.properties import TableType
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
@@ -111,13 +112,13 @@ def pruned_scan(millis: np.ndarray, repeat: int) -> dict[str, object]:
         config = create_table(path, spec, avro)
         paths = scheme_of_table(config).paths({"millis": data.column("millis")}, data.num_rows)
         instant = new_instant_time()
-        files = InstantFiles(path, config, instant, Action.COMMIT)
+        files = InstantFiles(as_storage(path), config, instant, Action.COMMIT)
         files.request()
         files.start(b"{}")
         writes = []
         for g, partition in enumerate(pc.unique(paths).to_pylist()):
             rows = data.filter(pc.equal(paths, partition))
-            writes.append(write_base_file(path, config, partition_path=partition, file_id=f"{g:08d}-day-0000-0",
+            writes.append(write_base_file(as_storage(path), config, partition_path=partition, file_id=f"{g:08d}-day-0000-0",
                                           instant=instant, write_token=f"{g}-1-{g}", data=rows, partition_id=g))
         files.complete(CommitRecord(tuple(writes), "BULK_INSERT", {"schema": avro}))
         table = shim.open_table(path)

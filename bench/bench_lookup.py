@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import shim
 from shim.properties import TableType
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
@@ -49,19 +50,19 @@ def generate(path: str, rows: int, files: int, mor: bool, seed: int = 5) -> None
     avro = json.dumps(avro_record_schema("lookup", data.schema))
     config = create_table(path, spec, avro)
     instant = new_instant_time()
-    commit = InstantFiles(path, config, instant, Action.DELTA_COMMIT if mor else Action.COMMIT)
+    commit = InstantFiles(as_storage(path), config, instant, Action.DELTA_COMMIT if mor else Action.COMMIT)
     commit.request()
     commit.start(b"{}")
     per_file = -(-rows // files)
     writes = tuple(
-        write_base_file(path, config, partition_path="", file_id=f"{f:08d}-lookup-0000-0", instant=instant,
+        write_base_file(as_storage(path), config, partition_path="", file_id=f"{f:08d}-lookup-0000-0", instant=instant,
                         write_token=f"{f}-1-{f}", data=data.slice(f * per_file, per_file), partition_id=f)
         for f in range(files))
     commit.complete(CommitRecord(writes, "BULK_INSERT", {"schema": avro}))
     if not mor:
         return
     logs_instant = new_instant_time()
-    logs = InstantFiles(path, config, logs_instant, Action.DELTA_COMMIT)
+    logs = InstantFiles(as_storage(path), config, logs_instant, Action.DELTA_COMMIT)
     logs.request()
     logs.start(b"{}")
     log_writes = []
@@ -69,7 +70,7 @@ def generate(path: str, rows: int, files: int, mor: bool, seed: int = 5) -> None
         part = data.slice(f * per_file, per_file)
         updated = part.take(pa.array(np.arange(0, part.num_rows, 10))).set_column(1, "ts", pa.array(
             np.full(-(-part.num_rows // 10), 2, np.int64)))
-        log_writes.append(write_log_blocks(path, config, partition_path="", file_id=write.file_id,
+        log_writes.append(write_log_blocks(as_storage(path), config, partition_path="", file_id=write.file_id,
                                            base_instant=instant, instant=logs_instant, write_token=f"{f}-2-{f}",
                                            upserts=updated, partition_id=f, base_file=write.file_name))
     logs.complete(CommitRecord(tuple(log_writes), "UPSERT", {"schema": avro}))

@@ -30,6 +30,7 @@ from bench.gen_table import make_rows, updated_rows
 from shim.properties import TableType
 from shim.scan_options import ScanMode
 from shim.schema import InternalSchema, internal_from_avro, schema_to_json
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.timeline.timeline import Timeline
 from shim.write import schema_changes
@@ -50,9 +51,9 @@ CHANGES: list[tuple[str, Callable[[InternalSchema], InternalSchema]]] = [
 def _commit(path: str, config: object, instant: str, action: Action, writes: tuple, operation: str,
             avro: str, schema: InternalSchema, history: str) -> tuple[InternalSchema, str]:
     commit = plan_schema_commit(schema if history else None, history, schema, instant)
-    persist_history(path, Timeline.load(path, config), instant, commit.history)  # type: ignore[arg-type]
+    persist_history(as_storage(path), Timeline.load(as_storage(path), config), instant, commit.history)  # type: ignore[arg-type]
     extra = {"schema": avro, "latestSchema": schema_to_json(commit.latest)}
-    InstantFiles(path, config, instant, action).complete(  # type: ignore[arg-type]
+    InstantFiles(as_storage(path), config, instant, action).complete(  # type: ignore[arg-type]
         CommitRecord(writes, operation, extra))
     return commit.latest, commit.history
 
@@ -72,14 +73,14 @@ def generate(root: str, rows: int, groups: int = 10, updates: float = 0.1) -> tu
     instant = new_instant_time()
     per = rows // groups
     writes = tuple(
-        write_base_file(plain, config, partition_path="", file_id=f"{g:08d}-reco-0000-0000-0", instant=instant,
+        write_base_file(as_storage(plain), config, partition_path="", file_id=f"{g:08d}-reco-0000-0000-0", instant=instant,
                         write_token=f"{g}-1-{g}", data=make_rows(g * per, per, 1, rng), partition_id=g)
         for g in range(groups))
     schema, history = _commit(plain, config, instant, Action.DELTA_COMMIT, writes, "BULK_INSERT", avro,
                               schema, "")
     log_instant, changed = new_instant_time(), int(per * updates)
     logs = tuple(
-        write_log_blocks(plain, config, partition_path="", file_id=f"{g:08d}-reco-0000-0000-0", base_instant=instant,
+        write_log_blocks(as_storage(plain), config, partition_path="", file_id=f"{g:08d}-reco-0000-0000-0", base_instant=instant,
                          instant=log_instant, write_token=f"{g}-2-{g}", partition_id=g,
                          upserts=updated_rows(np.sort(rng.choice(per, changed, replace=False)) + g * per, rng),
                          base_file=writes[g].file_name)

@@ -41,6 +41,7 @@ sys.path.insert(0, REPO)
 import shim
 from bench.gen_table import CITIES, make_rows
 from shim.properties import TableType
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
@@ -64,7 +65,7 @@ def generate(path: str, rows: int, updates: float, seed: int = 11) -> dict[str, 
 
     def commit(writes_for: Callable[[str], list], operation: str) -> None:
         instant = new_instant_time()
-        files = InstantFiles(path, config, instant, Action.DELTA_COMMIT)
+        files = InstantFiles(as_storage(path), config, instant, Action.DELTA_COMMIT)
         files.request()
         files.start(b"{}")
         files.complete(CommitRecord(tuple(writes_for(instant)), operation, {"schema": avro}))
@@ -77,7 +78,7 @@ def generate(path: str, rows: int, updates: float, seed: int = 11) -> dict[str, 
         writes = []
         for g, city in enumerate(CITIES):
             part = data.filter(pc.equal(data["city"], city))
-            write = write_base_file(path, config, partition_path=f"city={city}", file_id=f"{g:08d}-serve-0000-0",
+            write = write_base_file(as_storage(path), config, partition_path=f"city={city}", file_id=f"{g:08d}-serve-0000-0",
                                     instant=instant, write_token=f"{g}-1-{g}", data=part, partition_id=g)
             base_names[city] = write.file_name
             writes.append(write)
@@ -90,7 +91,7 @@ def generate(path: str, rows: int, updates: float, seed: int = 11) -> dict[str, 
             chosen = np.sort(rng.choice(part.num_rows, int(part.num_rows * updates), replace=False))
             changed = part.take(pa.array(chosen)).set_column(1, "ts", pa.array(np.full(len(chosen), 2, np.int64)))
             changed = changed.set_column(3, "fare", pa.array(rng.random(len(chosen)) * 100.0))
-            writes.append(write_log_blocks(path, config, partition_path=f"city={city}",
+            writes.append(write_log_blocks(as_storage(path), config, partition_path=f"city={city}",
                                            file_id=f"{g:08d}-serve-0000-0", base_instant=base_instant[0],
                                            instant=instant, write_token=f"{g}-2-{g}", upserts=changed,
                                            partition_id=g, base_file=base_names[city]))

@@ -43,6 +43,7 @@ import shim
 from bench.bench_serve import free_port, generate, start_server
 from engines.trino import PRESTO, TRINO, EngineServer, start_process
 from engines.trino.catalogs import iceberg_hadoop, iceberg_rest
+from shim.storage import as_storage
 
 FULL = ("SELECT count(*), checksum(id), checksum(ts), checksum(city), checksum(fare), checksum(rider), "
         "checksum(driver), checksum(distance_km), checksum(passengers) FROM {table}")
@@ -164,10 +165,10 @@ def update_one_percent(table_path: str) -> None:
     chosen = chosen.set_column(chosen.schema.get_field_index("fare"), "fare", pc.multiply(chosen["fare"], 2.0))
     instant = new_instant_time()
     avro = json.dumps(avro_record_schema("serve_bench", chosen.schema))
-    files = InstantFiles(table_path, table.config, instant, Action.DELTA_COMMIT)
+    files = InstantFiles(as_storage(table_path), table.config, instant, Action.DELTA_COMMIT)
     files.request()
     files.start(b"{}")
-    write = write_log_blocks(table_path, table.config, partition_path="city=berlin", file_id=slice_.file_id,
+    write = write_log_blocks(as_storage(table_path), table.config, partition_path="city=berlin", file_id=slice_.file_id,
                              base_instant=slice_.base_instant, instant=instant, write_token="9-3-9", upserts=chosen,
                              partition_id=9,
                              base_file=slice_.base_file.name if slice_.base_file else None)

@@ -19,6 +19,7 @@ from shim.files import log_file_name
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_parquet_data_block, write_log_file
 from shim.properties import TableConfig, TableType
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
@@ -65,18 +66,18 @@ def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7,
     per_group = rows // groups
     started = time.perf_counter()
     base_instant = new_instant_time()
-    files = InstantFiles(path, config, base_instant, Action.DELTA_COMMIT)
+    files = InstantFiles(as_storage(path), config, base_instant, Action.DELTA_COMMIT)
     files.request()
     files.start(b"{}")
     writes = []
     for g in range(groups):
         data = make_rows(g * per_group, per_group, 1, rng)
-        writes.append(write_base_file(path, config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
+        writes.append(write_base_file(as_storage(path), config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
                                       instant=base_instant, write_token=f"{g}-1-{g}", data=data,
                                       partition_id=g))
     files.complete(CommitRecord(tuple(writes), "BULK_INSERT", {"schema": avro}))
     log_instant = new_instant_time()
-    files = InstantFiles(path, config, log_instant, Action.DELTA_COMMIT)
+    files = InstantFiles(as_storage(path), config, log_instant, Action.DELTA_COMMIT)
     files.request()
     files.start(b"{}")
     log_writes = []
@@ -102,10 +103,10 @@ def _write_parquet_log(path: str, config: TableConfig, *, partition_path: str, f
     full = with_meta_columns(upserts, config, instant=instant, file_name=file_id, partition_id=partition_id)
     header = {HeaderKey.INSTANT_TIME: instant,
               HeaderKey.SCHEMA: json.dumps(avro_record_schema(config.name, full.schema))}
-    version = next_log_version(path, file_id, base_instant)
+    version = next_log_version(as_storage(path), path, file_id, base_instant)
     name = log_file_name(file_id, base_instant, version, write_token)
     target = os.path.join(path, name)
-    write_log_file(target, [encode_parquet_data_block(full, header)])
+    write_log_file(as_storage(path), target, [encode_parquet_data_block(full, header)])
     return FileWrite(partition_path=partition_path, file_id=file_id, file_name=name, num_writes=full.num_rows,
                      num_updates=full.num_rows, num_deletes=0, file_size=os.path.getsize(target),
                      prev_commit=base_instant, base_file=base_file, log_version=version)

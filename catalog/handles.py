@@ -10,6 +10,7 @@ import threading
 
 import shim
 from catalog.registry import RegisteredTable
+from shim.storage import Storage
 from shim.timeline.instant import Action, Instant
 
 #: Marks an instant whose effect on file groups is not known file by file (rollback, restore).
@@ -20,8 +21,9 @@ _NO_EFFECT = (Action.CLEAN, Action.SAVEPOINT, Action.INDEXING)
 class TableHandle:
     """One registered table: the open `shim.Table` and what each completed instant touched."""
 
-    def __init__(self, entry: RegisteredTable) -> None:
+    def __init__(self, entry: RegisteredTable, storage: Storage) -> None:
         self.entry = entry
+        self.storage = storage
         self._lock = threading.Lock()
         self._table: shim.Table | None = None
         self._touched: dict[str, frozenset[tuple[str, str]]] = {}
@@ -35,7 +37,7 @@ class TableHandle:
         or when `reopen`: its files listed again; scans running on the previous object keep their view)."""
         with self._lock:
             if self._table is None:
-                self._table = shim.open_table(self.entry.path)
+                self._table = shim.open_table(self.storage)
             self._table = self._table.current(reopen=reopen)
             return self._table
 

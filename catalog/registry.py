@@ -12,14 +12,13 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from catalog.settings import MEMORY
-from shim import storage
 from shim.errors import HudiShimError, InvalidArgumentError, TableNotFoundError
-from shim.filesystems import is_remote, normalize
 from shim.properties import find_config_file
+from shim.storage import Storage, canonical_location, storage_for
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +45,9 @@ class RegisteredTable:
     origin: str
 
 
-def is_table_folder(path: str) -> bool:
-    """Whether `path` holds a Hudi table (its properties file, or Hudi's backup of it)."""
-    return find_config_file(path) is not None
+def is_table_folder(folder: Storage) -> bool:
+    """Whether `folder` holds a Hudi table (its properties file, or Hudi's backup of it)."""
+    return find_config_file(folder) is not None
 
 
 def check_name(name: str) -> str:
@@ -81,8 +80,11 @@ class Registry:
     entries the old connection still reads, in its own folder made again too, never its parent
     (a warehouse deleted whole is not brought back by its registry)."""
 
-    def __init__(self, location: str) -> None:
+    def __init__(self, location: str, storage_options: Mapping[str, str] | None = None,
+                 table_storage_options: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.location = location
+        self._storage_options = dict(storage_options or {})
+        self._table_storage_options = {name: dict(options) for name, options in (table_storage_options or {}).items()}
         if location != MEMORY:
             folder = os.path.dirname(os.path.abspath(location))
             try:
@@ -118,6 +120,12 @@ class Registry:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def storage(self, path: str, name: str | None = None) -> Storage:
+        """The storage of a folder (the table `name`'s, or the warehouse), reached with that
+        table's own storage options if it has some, else the catalog's."""
+        options = self._table_storage_options.get(name, self._storage_options) if name else self._storage_options
+        return storage_for(path, options)
 
     def check(self) -> None:
         """Raises CatalogUnavailableError when the database cannot be used (reopened first if it
@@ -193,10 +201,10 @@ class Registry:
             InvalidArgumentError: the name is invalid, or taken by another folder.
         """
         folder = table_location(path)
-        if not is_table_folder(folder):
+        chosen = check_name(name if name is not None else name_for_folder(os.path.basename(folder)))
+        if not is_table_folder(self.storage(folder, chosen)):
             raise TableNotFoundError(f"no Hudi table at {folder}: .hoodie/hoodie.properties does not exist",
                                      path=folder)
-        chosen = check_name(name if name is not None else name_for_folder(os.path.basename(folder)))
         with self._lock:
             db = self._connection()
             by_name = db.execute("SELECT path FROM tables WHERE name = ?", (chosen,)).fetchone()
@@ -224,10 +232,11 @@ class Registry:
         Returns the tables found, in name order.
         """
         root = table_location(warehouse)
-        if not storage.is_dir(root):
+        where = self.storage(root)
+        if not where.is_dir(root):
             raise TableNotFoundError(f"warehouse folder {root} does not exist", path=root)
         found: dict[str, str] = {}
-        for folder in _table_folders(root, max_depth):
+        for folder in _table_folders(where, max_depth):
             name = name_for_folder(folder.removeprefix(root + "/")) if folder != root else name_for_folder(
                 os.path.basename(root))
             if name in found:
@@ -247,44 +256,46 @@ class Registry:
         return registered
 
 
-def _table_folders(root: str, max_depth: int) -> Iterator[str]:
-    if is_table_folder(root):
+def _table_folders(warehouse: Storage, max_depth: int) -> Iterator[str]:
+    root = warehouse.root
+    if is_table_folder(warehouse):
         yield root
         return
     pending = [(root, 0)]
     while pending:
         folder, depth = pending.pop()
         try:
-            entries = sorted(storage.list_files(folder), key=lambda e: e.name)
+            entries = sorted(warehouse.list_files(folder), key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith(".") or entry.is_file or storage.is_link(entry.path):
+            if entry.name.startswith(".") or entry.is_file or warehouse.is_link(entry.path):
                 continue
-            if is_table_folder(entry.path):
+            if is_table_folder(warehouse.within(entry.path)):
                 yield entry.path
             elif depth + 1 < max_depth:
                 pending.append((entry.path, depth + 1))
 
 
-def folders_named(root: str, name: str, max_depth: int = 4) -> list[str]:
-    """The table folders under `root` that `Registry.discover` would name `name`, found by
+def folders_named(warehouse: Storage, name: str, max_depth: int = 4) -> list[str]:
+    """The table folders under the warehouse that `Registry.discover` would name `name`, found by
     listing only the folders whose own names begin it (for `db_my_trips`: the root, then `db`
     or `db_my`): a few listings, whatever else the warehouse holds."""
-    if is_table_folder(root):
+    root = warehouse.root
+    if is_table_folder(warehouse):
         return []
     found: list[str] = []
     pending = [(root, 0)]
     while pending:
         folder, depth = pending.pop()
-        for entry in sorted(storage.list_names(folder)):
+        for entry in sorted(warehouse.list_names(folder)):
             path = f"{folder}/{entry}"
             derived = name_for_folder(path.removeprefix(root + "/"))
             if entry.startswith(".") or (derived != name and not name.startswith(derived + "_")):
                 continue
-            if storage.is_link(path) or not storage.is_dir(path):
+            if warehouse.is_link(path) or not warehouse.is_dir(path):
                 continue
-            if is_table_folder(path):
+            if is_table_folder(warehouse.within(path)):
                 if derived == name:
                     found.append(path)
             elif depth + 1 < max_depth:
@@ -295,6 +306,4 @@ def folders_named(root: str, name: str, max_depth: int = 4) -> list[str]:
 def table_location(path: str) -> str:
     """A table's or warehouse's location as the registry keeps it: the real absolute path of a
     local folder, the normalized URI of one on an object store."""
-    if is_remote(path):
-        return normalize(path)
-    return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+    return canonical_location(path)

@@ -6,7 +6,6 @@ without a web server. A table is only ever reached through its registered name.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Mapping
@@ -29,13 +28,10 @@ from catalog.registry import (
 from catalog.settings import MEMORY, Settings
 from catalog.stream import StreamLimits
 from catalog.views import VIEWS, View, ViewCache
-from shim import storage
 from shim.errors import InvalidArgumentError, TableNotFoundError
-from shim.filesystems import is_remote
-from shim.filesystems import register as register_storage_options
 from shim.read import SkippedBlocks, TimeLimit
 from shim.scan_options import ScanOptions
-from shim.storage import resolve_table_path
+from shim.storage import Storage, spellings
 from shim.timeline.instant import Instant, normalize_instant
 
 #: A table asked for by a name several folders under the warehouse give makes it be searched
@@ -80,10 +76,8 @@ class Catalog:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        for location in (settings.warehouse, settings.iceberg_dir, settings.hadoop_catalog_dir):
-            if location:  # what is on an object store is reached with the catalog's storage options
-                register_storage_options(location, settings.storage_options)
-        self.registry = Registry(settings.registry_location())
+        self.registry = Registry(settings.registry_location(), settings.storage_options,
+                                 settings.table_storage_options)
         self.views = ViewCache(settings.cache_slices)
         self.limits = StreamLimits(settings.max_scan_rows, settings.max_scan_bytes, settings.max_scan_seconds,
                                    settings.batch_rows, settings.batch_bytes)
@@ -96,7 +90,6 @@ class Catalog:
         try:
             for spec in settings.tables:
                 name, sep, path = spec.partition("=")
-                register_storage_options(path if sep else spec, settings.storage_options)
                 self.registry.register(path, name) if sep else self.registry.register(spec)
             if settings.warehouse:
                 self.discover()
@@ -106,6 +99,15 @@ class Catalog:
 
     def close(self) -> None:
         self.registry.close()
+
+    def storage(self, location: str) -> Storage:
+        """The storage of a folder of the catalog's own (the warehouse, the Iceberg folder),
+        reached with the catalog's storage options."""
+        return self.registry.storage(location)
+
+    def table_storage(self, entry: RegisteredTable) -> Storage:
+        """The storage of a registered table: with its own storage options if it has some."""
+        return self.registry.storage(entry.path, entry.name)
 
     def server_folders(self) -> list[tuple[str, str]]:
         """The server's own folders (and its registry's file) as (path, how messages name it),
@@ -145,10 +147,13 @@ class Catalog:
 
     def check_warehouse(self) -> None:
         """Raises CatalogUnavailableError when the warehouse folder is gone (deleted, unmounted)."""
-        if self.settings.warehouse and not storage.is_dir(table_location(self.settings.warehouse)):
+        if not self.settings.warehouse:
+            return
+        warehouse = table_location(self.settings.warehouse)
+        if not self.storage(warehouse).is_dir(warehouse):
             self._discovered_at = float("-inf")  # searched again as soon as it is back
             raise CatalogUnavailableError(
-                f"the warehouse folder {table_location(self.settings.warehouse)} does not exist (deleted or "
+                f"the warehouse folder {warehouse} does not exist (deleted or "
                 "unmounted?): its tables are served again when it is back")
 
     def health(self) -> str | None:
@@ -169,7 +174,7 @@ class Catalog:
         tables added under the warehouse show within `discovery_seconds`."""
         self.check_warehouse()
         self._rediscover(self.settings.discovery_seconds)
-        return [entry for entry in self.registry.tables() if is_table_folder(entry.path)]
+        return [entry for entry in self.registry.tables() if is_table_folder(self.table_storage(entry))]
 
     def names(self) -> list[str]:
         return [entry.name for entry in self.entries()]
@@ -184,14 +189,14 @@ class Catalog:
             entry = self.registry.get(name)
         except TableNotFoundError:  # perhaps added under the warehouse since the last search
             entry = self._look_up(name)
-        if not is_table_folder(entry.path):
+        if not is_table_folder(self.table_storage(entry)):
             with self._lock:
                 self._handles.pop(name, None)
             raise TableNotFoundError(f"table {name!r} is gone: its folder no longer holds a Hudi table")
         with self._lock:
             handle = self._handles.get(name)
             if handle is None or handle.entry.path != entry.path:
-                handle = self._handles[name] = TableHandle(entry)
+                handle = self._handles[name] = TableHandle(entry, self.table_storage(entry))
             return handle
 
     def _look_up(self, name: str) -> RegisteredTable:
@@ -202,7 +207,8 @@ class Catalog:
         discovery decides which one gets it."""
         if self.settings.warehouse and isinstance(name, str) and NAME_PATTERN.fullmatch(name):
             self.check_warehouse()
-            folders = folders_named(table_location(self.settings.warehouse), name, self.settings.discovery_depth)
+            warehouse = self.storage(table_location(self.settings.warehouse))
+            folders = folders_named(warehouse, name, self.settings.discovery_depth)
             if len(folders) == 1:
                 try:
                     return self.registry.register(folders[0], name, origin=DISCOVERED)
@@ -281,9 +287,4 @@ class Catalog:
 
 
 def _spellings(folder: str) -> set[str]:
-    if folder == MEMORY:
-        return set()
-    if is_remote(folder) or "://" in folder:
-        return {folder.rstrip("/"), resolve_table_path(folder).rstrip("/")}
-    absolute = os.path.abspath(os.path.expanduser(folder))
-    return {absolute, os.path.realpath(absolute)} - {"/", ""}
+    return set() if folder == MEMORY else spellings(folder)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from os.path import join
 
 from shim.errors import InvalidArgumentError
-from shim.filesystems import is_remote, normalize
 from shim.local_cache import cache_root
+from shim.storage import canonical_location, local_folder
 from shim.storage import resolve_table_path as location_of
 
 DEFAULT_HOST = "127.0.0.1"
@@ -30,7 +30,10 @@ class Settings:
         warehouse: folder searched for tables (folders holding `.hoodie/hoodie.properties`): a
             local path or an object store's URI (`s3://bucket/prefix`).
         storage_options: credentials, region, endpoint of the warehouse's object store (see
-            `shim.filesystems`; default: the `AWS_*` environment). Never logged.
+            `shim.storage.options`; default: the `AWS_*` environment). Never logged.
+        table_storage_options: per table (by catalog name), storage options used for it instead
+            of `storage_options`: tables side by side under one prefix, each with its own
+            credentials. Never logged.
         tables: table folders registered explicitly, as `PATH` or `NAME=PATH`.
         catalog_db: SQLite file of the table registry; default `<warehouse>/.hudi-shim/catalog.sqlite`,
             or in memory when there is no warehouse. `":memory:"` keeps it in memory.
@@ -70,6 +73,7 @@ class Settings:
     warehouse: str | None = None
     tables: tuple[str, ...] = ()
     storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
+    table_storage_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False)
     catalog_db: str | None = None
     token: str | None = None
     host: str = DEFAULT_HOST
@@ -130,12 +134,13 @@ class Settings:
         local file named after it under `~/.cache/hudi-shim/catalogs` (SQLite needs a local file)."""
         if self.catalog_db:
             return self.catalog_db
-        if self.warehouse and is_remote(self.warehouse):
-            digest = hashlib.sha256(normalize(self.warehouse).encode()).hexdigest()[:16]
+        if not self.warehouse:
+            return MEMORY
+        folder = local_folder(self.warehouse)
+        if folder is None:
+            digest = hashlib.sha256(canonical_location(self.warehouse).encode()).hexdigest()[:16]
             return str(cache_root() / "catalogs" / digest / os.path.basename(WAREHOUSE_DB))
-        if self.warehouse:
-            return os.path.join(os.path.abspath(os.path.expanduser(self.warehouse)), WAREHOUSE_DB)
-        return MEMORY
+        return os.path.join(folder, WAREHOUSE_DB)
 
     def iceberg_location(self) -> str | None:
         """The folder of published Iceberg metadata (None: a temporary one, chosen when serving)."""

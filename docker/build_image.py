@@ -1,7 +1,7 @@
 """Build the hudi-shim catalog server image without any registry or network.
 
 No base image can be pulled here, so the image is assembled from this machine: the running Python
-interpreter and its standard library, the installed distributions `hudi-shim[serve]` needs (found
+interpreter and its standard library, the installed distributions `hudi-shim[serve,lance]` needs (found
 through their metadata), the project's packages, and every shared library those link against
 (found with `ldd`). The tree is streamed into `docker import`.
 
@@ -28,7 +28,8 @@ from typing import IO
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("shim", "catalog", "engines")
-ROOT_DISTRIBUTIONS = ("pyarrow", "fastavro", "numpy", "fastapi", "uvicorn", "httptools", "uvloop")
+ROOT_DISTRIBUTIONS = ("pyarrow", "fastavro", "numpy", "fastapi", "uvicorn", "httptools", "uvloop",
+                      "pylance")  # Lance base files (Hudi 1.2), when installed
 APP = "/opt/hudi-shim/app"
 SITE = "/opt/hudi-shim/site-packages"
 PORT = 8080

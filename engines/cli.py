@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
                             "arguments show in ps")
     serve.add_argument("--table", action="append", default=[], metavar="[NAME=]PATH",
                        help="register a table folder (repeatable)")
+    serve.add_argument("--table-storage-option", action="append", default=[], metavar="NAME:KEY=VALUE",
+                       help="an object store option of the table NAME alone, used instead of the --storage-option "
+                            "ones (repeatable): tables under one prefix with their own credentials. VALUE env:VAR "
+                            "takes the environment variable VAR (keys never show in ps)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--token", help="bearer token required on every request. Other users of the machine see a "
@@ -191,8 +195,22 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"hudi-shim: error: --storage-option wants KEY=VALUE, got {option!r}", file=sys.stderr)
             return 2
         storage_options[key] = value
+    table_storage_options: dict[str, dict[str, str]] = {}
+    for option in args.table_storage_option:
+        name, colon, setting = option.partition(":")
+        key, sep, value = setting.partition("=")
+        if not colon or not name or not sep or not key:
+            print(f"hudi-shim: error: --table-storage-option wants NAME:KEY=VALUE, got {option!r}", file=sys.stderr)
+            return 2
+        if value.startswith("env:"):
+            if value[4:] not in os.environ:
+                print(f"hudi-shim: error: --table-storage-option {name}:{key} names the environment variable "
+                      f"{value[4:]}, which is not set", file=sys.stderr)
+                return 2
+            value = os.environ[value[4:]]
+        table_storage_options.setdefault(name, {})[key] = value
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
-                        storage_options=storage_options,
+                        storage_options=storage_options, table_storage_options=table_storage_options,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
                         catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)
     return run(settings)

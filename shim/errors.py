@@ -81,6 +81,14 @@ def is_missing_file(error: BaseException) -> bool:
         isinstance(error, OSError | ValueError) and "No such file or directory" in str(error))
 
 
+class StorageError(HudiShimError):
+    """An object store or HDFS refused or failed an operation on a location."""
+
+    def __init__(self, message: str, *, location: str = "") -> None:
+        super().__init__(message)
+        self.location = location
+
+
 class InstantNotFoundError(HudiShimError):
     """A requested instant (as_of, incremental bound) is not on the timeline or malformed."""
 

@@ -6,8 +6,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shim import storage
 from shim.errors import InvalidTableError, UnsupportedFeatureError
+from shim.storage import Storage, paths
 
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
 
@@ -408,26 +408,26 @@ _KEYGEN_CLASS_TO_TYPE = {
 
 def config_path(table_path: str) -> str:
     """Where the table at `table_path` keeps its `hoodie.properties`."""
-    return storage.join(table_path, ".hoodie", "hoodie.properties")
+    return paths.properties(table_path)
 
 
-def find_config_file(table_path: str) -> str | None:
-    """The properties file to read: `hoodie.properties`, or its `.backup` (Hudi restores the file
-    from it after a failed update); None when neither exists."""
-    path = config_path(table_path)
+def find_config_file(storage: Storage) -> str | None:
+    """The properties file to read of the table at the storage's root: `hoodie.properties`, or its
+    `.backup` (Hudi restores the file from it after a failed update); None when neither exists."""
+    path = config_path(storage.root)
     for candidate in (path, path + ".backup"):
         if storage.is_file(candidate):
             return candidate
     return None
 
 
-def read_table_config(table_path: str) -> TableConfig | None:
-    """The config of the table at `table_path`, or None when there is no table there.
+def read_table_config(storage: Storage) -> TableConfig | None:
+    """The config of the table at the storage's root, or None when there is no table there.
 
     Raises:
         UnsupportedFeatureError: the table uses a version or feature hudi-shim cannot read.
     """
-    path = find_config_file(table_path)
+    path = find_config_file(storage)
     if path is None:
         return None
     return TableConfig.from_text(storage.read_text(path), path)

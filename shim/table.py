@@ -8,13 +8,9 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shim import storage
 from shim.errors import FileGoneError, TableNotFoundError
-from shim.filesystems import is_remote
-from shim.filesystems import register as register_storage_options
 from shim.layout.listing import TableListing
 from shim.layout.slices import FileSlice
-from shim.object_store import bucket_exists
 from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
 from shim.read.committed import CommittedFiles
@@ -27,6 +23,7 @@ from shim.read.slice_state import RememberedSlice
 from shim.read.table_schemas import TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.scan_options import ScanMode, ScanOptions
+from shim.storage import Storage, storage_for
 from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline
 from shim.timeline.instant import Instant, instant_key
 from shim.timeline.schemas import SchemaHistory
@@ -39,28 +36,29 @@ DEFAULT_MERGE_CACHE_BYTES = 256 * 2**20
 DEFAULT_SCAN = ScanOptions()
 
 
-def open_table(location: str | os.PathLike[str], *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES,
+def open_table(location: str | os.PathLike[str] | Storage, *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES,
                storage_options: Mapping[str, object] | None = None) -> Table:
     """Open the Hudi table at a local path, a `file://` URI or an object store's URI
-    (`s3://bucket/path`, `gs://...`, `hdfs://...`).
+    (`s3://bucket/path`, `gs://...`, `hdfs://...`), or at the root of a `Storage`.
 
     Args:
         merge_cache_bytes: memory for remembering merged file slices between scans (0: none).
         storage_options: for an object store: credentials, region, endpoint (see
-            `shim.filesystems`); without them the `AWS_*` environment and pyarrow's defaults apply.
+            `shim.storage.options`), kept by the table's storage (`Table.storage`) and by nothing
+            else; without them the `AWS_*` environment and pyarrow's defaults apply.
 
     Raises:
         TableNotFoundError: no `.hoodie/hoodie.properties` there.
         UnsupportedFeatureError: the table uses a version or feature hudi-shim cannot read.
     """
-    path = storage.resolve_table_path(location)
-    register_storage_options(path, storage_options or {})
-    config = read_table_config(path)
+    storage = location if isinstance(location, Storage) else storage_for(location, storage_options)
+    config = read_table_config(storage)
+    path = storage.root
     if config is None:
-        if is_remote(path) and not bucket_exists(path):
+        if not storage.container_exists():
             raise TableNotFoundError(f"no Hudi table at {path}: the bucket does not exist", path=path)
         raise TableNotFoundError(f"no Hudi table at {path}: {config_path(path)} does not exist", path=path)
-    return Table(path, config, merge_cache_bytes=merge_cache_bytes)
+    return Table(storage, config, merge_cache_bytes=merge_cache_bytes)
 
 
 class Table:
@@ -69,18 +67,20 @@ class Table:
     loaded its timeline, they use the table opened anew. `active_timeline` is this object's own
     timeline; `refresh()` reloads it in place."""
 
-    def __init__(self, path: str, config: TableConfig, *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> None:
-        self.path = path
+    def __init__(self, storage: Storage, config: TableConfig, *,
+                 merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> None:
+        self.storage = storage
+        self.path = storage.root
         self.config = config
         self.slice_cache: ByteBoundedCache[RememberedSlice] = ByteBoundedCache(merge_cache_bytes)
         self._latest: Table = self
         self._load()
 
     def _load(self) -> None:
-        self._stamp = timeline_stamp(self.path)  # before the listing: a change during it reloads again
-        self._timeline = Timeline.load(self.path, self.config)
+        self._stamp = timeline_stamp(self.storage)  # before the listing: a change during it reloads again
+        self._timeline = Timeline.load(self.storage, self.config)
         self._schema_history = SchemaHistory(self.path, self._timeline)
-        self.listing = TableListing(self.path, self.config)
+        self.listing = TableListing(self.storage, self.config)
         self._schemas: dict[str | None, TableSchemas] = {}
         self._plans = PlanCache()
         self._with_archive: Table | None = None
@@ -121,8 +121,8 @@ class Table:
         files (a clean since then would make file groups vanish from it without a trace); this
         object itself never changes, so scans already running on it, in any thread, keep their view."""
         latest = self._latest
-        if reopen or latest._files_gone or timeline_stamp(self.path) != latest._stamp:
-            latest = open_table(self.path, merge_cache_bytes=0)
+        if reopen or latest._files_gone or timeline_stamp(self.storage) != latest._stamp:
+            latest = open_table(self.storage, merge_cache_bytes=0)
             latest.slice_cache = self.slice_cache
             self._latest = latest
         return latest
@@ -131,7 +131,7 @@ class Table:
         """Whether `current()` would open the table anew: its timeline changed since the latest
         object was loaded, or a read found one of its files gone."""
         latest = self._latest
-        return latest._files_gone or timeline_stamp(self.path) != latest._stamp
+        return latest._files_gone or timeline_stamp(self.storage) != latest._stamp
 
     def reaching(self, instant: str | None) -> Table:
         """The table to read as of (or from) `instant`: this one, or, when `instant` precedes the
@@ -150,12 +150,13 @@ class Table:
         found = self._with_archive
         if found is not None:
             return found
-        archived = archived_completed_instants(self.path, self.config)
+        archived = archived_completed_instants(self.storage, self.config)
         if not archived:
             self._with_archive = self
             return self
         extended = Table.__new__(Table)
-        extended.path, extended.config, extended.slice_cache = self.path, self.config, self.slice_cache
+        extended.storage, extended.path, extended.config = self.storage, self.path, self.config
+        extended.slice_cache = self.slice_cache
         extended._stamp, extended.listing, extended._files_gone = self._stamp, self.listing, False
         extended._timeline = self._timeline.including_archive(archived)
         extended._schema_history = SchemaHistory(self.path, extended._timeline)
@@ -172,7 +173,7 @@ class Table:
     def archived_timeline(self) -> list[ArchivedInstant]:
         """Every archived instant (archive logs of versions 6 and 7, every state; the LSM timeline
         of 8+, completed instants), oldest first; [] when none."""
-        return read_archived_timeline(self.path, self.config)
+        return read_archived_timeline(self.storage, self.config)
 
     def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:
         """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""

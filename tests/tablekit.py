@@ -21,6 +21,7 @@ from shim.schema import (
     schema_to_json,
 )
 from shim.schema.serde import parse_type_token
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write import schema_changes
 from shim.write.clock import new_instant_time
@@ -72,7 +73,7 @@ class TinyTable:
     def _commit(self, writes: list[FileWrite], instant: str, action: Action, complete: bool,
                 schema: pa.Schema | None, operation: str = "UPSERT",
                 replaced: dict[str, tuple[str, ...]] | None = None) -> str:
-        files = InstantFiles(str(self.path), self.config, instant, action)
+        files = InstantFiles(as_storage(str(self.path)), self.config, instant, action)
         if complete:
             written = schema or self.schema
             if self.config.drop_partition_columns:  # as Hudi: the write schema leaves them out too
@@ -84,7 +85,7 @@ class TinyTable:
 
     def _begin(self, action: Action) -> tuple[str, InstantFiles]:
         instant = new_instant_time()
-        files = InstantFiles(str(self.path), self.config, instant, action)
+        files = InstantFiles(as_storage(str(self.path)), self.config, instant, action)
         files.request()
         files.start(b"{}")
         return instant, files
@@ -100,7 +101,7 @@ class TinyTable:
         act = action or self.write_action
         instant, _ = self._begin(act)
         data = self._rows(rows, schema)
-        write = write_base_file(str(self.path), self.config, partition_path=partition, file_id=file_id,
+        write = write_base_file(as_storage(str(self.path)), self.config, partition_path=partition, file_id=file_id,
                                 instant=instant, write_token="0-1-0", data=data)
         return self._commit([write], instant, act, complete, schema or data.schema, operation, replaced)
 
@@ -115,7 +116,7 @@ class TinyTable:
         if partial and schema is None and rows is not None and not isinstance(rows, pa.Table):
             schema = pa.schema([f for f in self.schema if f.name in rows[0]])  # the columns set
         data = self._rows(rows, schema) if rows is not None else None
-        write = write_log_blocks(str(self.path), self.config, partition_path=partition, file_id=file_id,
+        write = write_log_blocks(as_storage(str(self.path)), self.config, partition_path=partition, file_id=file_id,
                                  base_instant=base_instant or instant, instant=instant, write_token="0-2-0",
                                  upserts=data, delete_keys=deletes, delete_ordering=delete_ordering,
                                  block_format=block_format, partial=partial, positions=positions)
@@ -147,7 +148,7 @@ class EvolvingTable(TinyTable):
         return {"latestSchema": schema_to_json(self.internal)}
 
     def _commit(self, writes, instant, action, complete, schema, operation="UPSERT", replaced=None):
-        files = InstantFiles(str(self.path), self.config, instant, action)
+        files = InstantFiles(as_storage(str(self.path)), self.config, instant, action)
         if complete:
             extra = {"schema": json.dumps(self._avro(self.schema)), **self._record_schema(instant, self.internal)}
             files.complete(CommitRecord(tuple(writes), operation, extra, replaced or {}))

@@ -15,17 +15,16 @@ PUBLIC_MODULES = frozenset({
     "shim.errors",
     "shim.scan_options",
     "shim.table",
-    "shim.storage",
-    "shim.filesystems",
     "shim.local_cache",
     "shim.properties",
     "shim.read",  # the package's names (SkippedBlocks, TimeLimit, read_file_schema, ...), not its modules
 })
 """Modules of shim that catalog/ and engines/ may import."""
 PUBLIC_PACKAGES = ("shim.filters", "shim.keys", "shim.layout", "shim.schema", "shim.timeline", "shim.write",
-                   "shim.services")
+                   "shim.services", "shim.storage")
 """Packages of shim that catalog/ and engines/ may import, every module of them: filters, key
-generation, the table's layout, schemas, the timeline, the writer and the table services."""
+generation, the table's layout, schemas, the timeline, the writer, the table services and the
+storage a table's files are reached through."""
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from catalog.errors import failure_text
 from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher, Readers
-from shim import storage
 from shim.errors import HudiShimError
+from shim.storage import Storage, resolve_table_path
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ class HadoopCatalogFolder:
 
     def __init__(self, publisher: IcebergPublisher, folder: str, readers: Readers = Readers.BY_NAME) -> None:
         self.publisher = publisher
-        self.folder = storage.resolve_table_path(folder)
+        self.folder = resolve_table_path(folder)
+        self.storage = publisher.catalog.storage(self.folder)
         self.readers = readers
         self._lock = threading.Lock()
 
@@ -78,43 +79,43 @@ class HadoopCatalogFolder:
 
     def _write_version(self, name: str, metadata: dict) -> bool:
         folder = os.path.join(self.namespace_folder(), name, "metadata")
-        storage.make_dirs(folder)
+        self.storage.make_dirs(folder)
         marker = os.path.join(self.namespace_folder(), name, _MARKER)
-        if not storage.exists(marker):
-            storage.write_atomically(marker, b"written by hudi-shim's Hadoop catalog folder\n")
-        current = current_version(folder)
+        if not self.storage.exists(marker):
+            self.storage.write_atomically(marker, b"written by hudi-shim's Hadoop catalog folder\n")
+        current = current_version(self.storage, folder)
         if current is not None:
             try:
-                if json.loads(storage.read_text(os.path.join(folder, f"v{current}.metadata.json"))) == metadata:
+                if json.loads(self.storage.read_text(os.path.join(folder, f"v{current}.metadata.json"))) == metadata:
                     return False
             except (OSError, ValueError, HudiShimError):
                 pass  # unreadable: write a new version
         number = (current or 0) + 1
-        storage.write_atomically(os.path.join(folder, f"v{number}.metadata.json"), json.dumps(metadata).encode("utf-8"))
-        storage.write_atomically(os.path.join(folder, VERSION_HINT), str(number).encode("ascii"))
+        self.storage.write_atomically(os.path.join(folder, f"v{number}.metadata.json"), json.dumps(metadata).encode("utf-8"))
+        self.storage.write_atomically(os.path.join(folder, VERSION_HINT), str(number).encode("ascii"))
         for old in range(number - KEEP_VERSIONS - 1, 0, -1):
             path = os.path.join(folder, f"v{old}.metadata.json")
-            if not storage.exists(path):
+            if not self.storage.exists(path):
                 break
-            storage.remove(path)
+            self.storage.remove(path)
         return True
 
     def _remove_others(self, names: set[str]) -> list[str]:
         """Remove the tables this folder holds that are no longer published (only folders it made)."""
         removed: list[str] = []
         namespace = self.namespace_folder()
-        if not storage.is_dir(namespace):
+        if not self.storage.is_dir(namespace):
             return removed
-        for entry in sorted(storage.list_names(namespace)):
-            if entry not in names and storage.exists(os.path.join(namespace, entry, _MARKER)):
-                storage.remove_tree(os.path.join(namespace, entry))
+        for entry in sorted(self.storage.list_names(namespace)):
+            if entry not in names and self.storage.exists(os.path.join(namespace, entry, _MARKER)):
+                self.storage.remove_tree(os.path.join(namespace, entry))
                 removed.append(entry)
         return removed
 
 
-def current_version(metadata_folder: str) -> int | None:
+def current_version(out: Storage, metadata_folder: str) -> int | None:
     """The version `version-hint.text` names (None: no version yet)."""
     try:
-        return int(storage.read_text(os.path.join(metadata_folder, VERSION_HINT)).strip())
+        return int(out.read_text(os.path.join(metadata_folder, VERSION_HINT)).strip())
     except (OSError, ValueError, HudiShimError):
         return None

@@ -35,6 +35,7 @@ from shim import FileSchema
 from shim.layout.slices import FileSlice
 from shim.read import is_lance, read_file_schema
 from shim.schema import META_FIELD_NAMES, has_field_ids
+from shim.storage import Storage
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ class Layout:
     unmapped: tuple[str, ...] = ()
 
 
-def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
+def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
                 partition_fields: Sequence[str], names: dict[str, int] | None = None) -> Layout:
     """Place every slice of `view` (the slices its scan plans, in order) for readers of the name
     mapping with `names` (name -> id; default: the view's own, see `history_names`)."""
@@ -77,7 +78,7 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
     placements = []
     unmapped: set[str] = set()
     for file_slice in slices:
-        base_path = file_slice.base_path(table_path)
+        base_path = file_slice.base_path(table.root)
         bases = [f for f in by_group[(file_slice.partition_path, file_slice.file_id)] if f.kind == "base_file"]
         reason: str | None
         if base_path is None or not bases:
@@ -85,7 +86,7 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table_path: str,
         elif is_lance(base_path):
             reason = "its base file is a Lance file, which Iceberg readers do not read"
         else:
-            physical = read_file_schema(base_path)
+            physical = read_file_schema(table, base_path)
             reason = _why_not_in_place(bases[0], physical, schema, names, partition_fields)
             if reason is None:
                 unmapped.update(name for name in physical.names if name not in names)

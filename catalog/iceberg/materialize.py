@@ -23,9 +23,10 @@ import pyarrow.parquet as pq
 import shim
 from catalog.cache import LruCache, SingleFlight
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
-from shim import FileSlice, storage
+from shim import FileSlice
 from shim.read import slice_merge_state
 from shim.schema import FIELD_ID_KEY
+from shim.storage import Storage
 from shim.write.parquet_settings import empty_dictionary_chunks
 
 #: Row groups of the files written: at most this many rows, about this many bytes of Arrow data.
@@ -65,26 +66,28 @@ class SliceWriter:
     the one writing, and a slice written before is found by its name without being read again
     (what a file holds is all in its name: `slice_digest`)."""
 
-    def __init__(self, capacity: int = 100_000) -> None:
+    def __init__(self, out: Storage, capacity: int = 100_000) -> None:
+        self.out = out
         self._known: LruCache[tuple[WrittenFile, ...]] = LruCache(capacity)
         self._writing: SingleFlight[tuple[WrittenFile, ...]] = SingleFlight()
 
     def whole(self, scan: shim.Scan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:
         """`write_slice`, once."""
         key = os.path.join(folder, slice_digest(scan, file_slice, touched))
-        return self._once(key, lambda: (write_slice(scan, file_slice, touched, folder),))[0]
+        return self._once(key, lambda: (write_slice(self.out, scan, file_slice, touched, folder),))[0]
 
     def log_side(self, scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_uri: str,
                  folder: str) -> tuple[WrittenFile, WrittenFile]:
         """`write_log_side`, once."""
         key = os.path.join(folder, slice_digest(scan, file_slice, touched) + "-log-side\0" + base_uri)
-        rows, deletes = self._once(key, lambda: write_log_side(scan, file_slice, touched, base_uri, folder))
+        rows, deletes = self._once(key, lambda: write_log_side(self.out, scan, file_slice, touched, base_uri,
+                                                                        folder))
         return rows, deletes
 
     def _once(self, key: str, write: Callable[[], tuple[WrittenFile, ...]]) -> tuple[WrittenFile, ...]:
         def known_or_written() -> tuple[WrittenFile, ...]:
             known = self._known.get(key)
-            if known is not None and all(f.path is None or storage.exists(f.path) for f in known):
+            if known is not None and all(f.path is None or self.out.exists(f.path) for f in known):
                 return known  # (retention removes the files no kept version names)
             written = write()
             self._known.put(key, written)
@@ -93,8 +96,8 @@ class SliceWriter:
         return self._writing.run(key, known_or_written)
 
 
-def write_slice(scan: shim.Scan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:
-    """The slice's rows as `folder/<digest>.parquet` (reused when already there)."""
+def write_slice(out: Storage, scan: shim.Scan, file_slice: FileSlice, touched: bytes, folder: str) -> WrittenFile:
+    """The slice's rows as `folder/<digest>.parquet` on `out` (reused when already there)."""
     path = os.path.join(folder, f"{slice_digest(scan, file_slice, touched)}.parquet")
     target = file_schema_for_iceberg(scan.data_schema)
 
@@ -106,10 +109,10 @@ def write_slice(scan: shim.Scan, file_slice: FileSlice, touched: bytes, folder: 
         finally:
             reader.close()
 
-    return _write(path, target, batches)
+    return _write(out, path, target, batches)
 
 
-def write_log_side(scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_uri: str,
+def write_log_side(out: Storage, scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_uri: str,
                    folder: str) -> tuple[WrittenFile, WrittenFile]:
     """What the slice's logs change, for a base file read in place as `base_uri`: the standing
     log records (`<digest>-log.parquet`) and the position deletes of base rows that do not stand
@@ -118,40 +121,38 @@ def write_log_side(scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_
     digest = slice_digest(scan, file_slice, touched)
     target = file_schema_for_iceberg(scan.data_schema)
     log_rows = state.log_rows.select(scan.data_schema.names)
-    rows = _write(os.path.join(folder, f"{digest}-log.parquet"), target,
+    rows = _write(out, os.path.join(folder, f"{digest}-log.parquet"), target,
                   lambda: (_as_target(b, target) for b in log_rows.to_batches()))
     dropped = np.flatnonzero(~np.asarray(state.base_keep.to_numpy(zero_copy_only=False), dtype=bool)) \
         if state.base_keep is not None else np.empty(0, np.int64)
     deletes = pa.record_batch([pa.array([base_uri] * len(dropped), pa.string()), pa.array(dropped, pa.int64())],
                               schema=POSITION_DELETE_SCHEMA)
-    deleted = _write(os.path.join(folder, f"{digest}-deletes.parquet"), POSITION_DELETE_SCHEMA,
+    deleted = _write(out, os.path.join(folder, f"{digest}-deletes.parquet"), POSITION_DELETE_SCHEMA,
                      lambda: iter([deletes]))
     return rows, deleted
 
 
-def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.RecordBatch]]) -> WrittenFile:
+def _write(out: Storage, path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.RecordBatch]]) -> WrittenFile:
     """`batches` as the Parquet file `path` (reused when already there; None path: no rows)."""
-    if storage.exists(path):
-        return WrittenFile(path, pq.ParquetFile(storage.parquet_source(path)).metadata.num_rows,
-                           storage.file_size(path))
-    storage.make_dirs(os.path.dirname(path))
-    tmp = storage.temporary_path(path)
+    if out.exists(path):
+        return WrittenFile(path, pq.ParquetFile(out.parquet_source(path)).metadata.num_rows, out.file_size(path))
+    out.make_dirs(os.path.dirname(path))
+    tmp = out.temporary_path(path)
     rows = 0
     try:
-        with storage.parquet_sink(tmp) as sink, pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+        with out.parquet_sink(tmp) as sink, pq.ParquetWriter(sink, schema, compression="zstd") as writer:
             for group in _row_groups(batches()):
                 writer.write_table(group, row_group_size=group.num_rows)
                 rows += group.num_rows
         if rows == 0:
-            storage.remove(tmp)
+            out.remove(tmp)
             return WrittenFile(None, 0, 0)
-        _without_empty_dictionaries(tmp, schema)
-        storage.replace(tmp, path)
+        _without_empty_dictionaries(out, tmp, schema)
+        out.replace(tmp, path)
     except BaseException:
-        if storage.exists(tmp):
-            storage.remove(tmp)
+        out.remove(tmp, missing_ok=True)
         raise
-    return WrittenFile(path, rows, storage.file_size(path))
+    return WrittenFile(path, rows, out.file_size(path))
 
 
 def _row_groups(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.Table]:
@@ -173,12 +174,12 @@ def _row_groups(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.Table]:
         yield pa.Table.from_batches(held)
 
 
-def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
+def _without_empty_dictionaries(out: Storage, path: str, schema: pa.Schema) -> None:
     """Rewrite the Parquet file at `path`, row group by row group, with no dictionary for the
     columns that hold no value in some row group: such a chunk's dictionary page is empty, and
     Presto's dictionary filter fails on it ('cannot use empty ranges') when a query filters on
     the column. Most files have none and are left as they are."""
-    source = pq.ParquetFile(storage.parquet_source(path))
+    source = pq.ParquetFile(out.parquet_source(path))
     metadata = source.metadata
     empty = {column for _, column in empty_dictionary_chunks(metadata)}
     if not empty:
@@ -186,14 +187,13 @@ def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
     leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
     rewritten = f"{path}-rewrite.tmp"  # (.tmp: removed by retention if left behind)
     try:
-        with storage.parquet_sink(rewritten) as sink, pq.ParquetWriter(
+        with out.parquet_sink(rewritten) as sink, pq.ParquetWriter(
                 sink, schema, compression="zstd", use_dictionary=[leaf for leaf in leaves if leaf not in empty]) as writer:
             for group in range(metadata.num_row_groups):
                 writer.write_table(source.read_row_group(group), row_group_size=metadata.row_group(group).num_rows)
-        storage.replace(rewritten, path)
+        out.replace(rewritten, path)
     finally:
-        if storage.exists(rewritten):
-            storage.remove(rewritten)
+        out.remove(rewritten, missing_ok=True)
 
 
 def _as_target(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

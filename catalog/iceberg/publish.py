@@ -50,10 +50,9 @@ from catalog.iceberg.retention import expire
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
 from catalog.views import touch_keys
-from shim import storage
 from shim.errors import HudiShimError
-from shim.filesystems import is_remote
 from shim.read import parquet_footer, read_file_schema
+from shim.storage import Storage, as_uri, from_uri, is_inside, resolve_table_path
 from shim.timeline.instant import instant_key
 
 FORMAT_VERSION = 2
@@ -112,7 +111,7 @@ class Versions:
 def file_uri(path: str) -> str:
     """An absolute local path as the `file:` URI Iceberg readers take (an object store's
     location is a URI already)."""
-    return path if is_remote(path) else "file://" + os.path.abspath(path)
+    return as_uri(path)
 
 
 class IcebergPublisher:
@@ -121,7 +120,9 @@ class IcebergPublisher:
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
                  history: int = DEFAULT_DEPTH) -> None:
         self.catalog = catalog
-        self.folder = storage.resolve_table_path(folder)
+        self.folder = resolve_table_path(folder)
+        #: Where the published files go, reached with the catalog's storage options.
+        self.storage = catalog.storage(self.folder)
         self.keep_seconds = keep_seconds
         self.history = history
         self._lock = threading.Lock()
@@ -130,7 +131,7 @@ class IcebergPublisher:
         #: meanwhile, one is waited for, not repeated.
         self._flights: SingleFlight[PublishedTable] = SingleFlight()
         #: Slices written out, shared by every view and kind of readers.
-        self._slices = SliceWriter()
+        self._slices = SliceWriter(self.storage)
         #: Per view, the last answer: the table object it was planned on and what it depends on.
         self._last: dict[tuple[str, str, Readers], tuple[shim.Table, str, PublishedTable]] = {}
         self._expired_at: dict[str, float] = {}
@@ -156,7 +157,7 @@ class IcebergPublisher:
         name = handle.name
         _check_outside(os.path.join(self.folder, name), table.path, name)
         last = self._last.get((name, view, readers))
-        if last is not None and last[0] is table and storage.exists(_path_of(last[2].metadata_location)):
+        if last is not None and last[0] is table and self.storage.exists(_path_of(last[2].metadata_location)):
             return last[2]
         latest = table.plan(shim.ScanOptions(mode=view))
         scans = [table.plan(shim.ScanOptions(mode=view, as_of=instant))
@@ -167,7 +168,7 @@ class IcebergPublisher:
             "\n".join([scan.read_instant or "", scan.data_schema.to_string(show_schema_metadata=False),
                        repr([(s.partition_path, s.file_id, s.base_file, s.log_files) for s in scan.slices])])
             for scan in scans])
-        if last is not None and last[1] == key and storage.exists(_path_of(last[2].metadata_location)):
+        if last is not None and last[1] == key and self.storage.exists(_path_of(last[2].metadata_location)):
             result = last[2]
         else:
             versions = self._versions(handle, table, view, scans, readers)
@@ -184,11 +185,11 @@ class IcebergPublisher:
         names = history_names(published[::-1])
         if readers is Readers.BY_NAME:
             names = by_name_names(published[-1], published[-1])
-            layouts = [plan_layout(p, scan.slices, table.path, table.config.partition_fields,
+            layouts = [plan_layout(p, scan.slices, table.storage, table.config.partition_fields,
                                    by_name_names(published[-1], p))
                        for p, scan in zip(published, scans, strict=True)]
         else:
-            layouts = [plan_layout(p, scan.slices, table.path, table.config.partition_fields, names)
+            layouts = [plan_layout(p, scan.slices, table.storage, table.config.partition_fields, names)
                        for p, scan in zip(published, scans, strict=True)]
         mapping = name_mapping([p.schema for p in published[::-1]], names,
                                [name for layout in layouts for name in layout.unmapped])
@@ -197,7 +198,8 @@ class IcebergPublisher:
         for scan, layout in zip(scans, layouts, strict=True):
             files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder,
                                          self._slices)
-            snapshots.append(SnapshotFiles(scan, layout, _with_metrics(files, scan.data_schema, mapping), written))
+            metrics = _with_metrics(files, scan.data_schema, mapping, table.storage, self.storage)
+            snapshots.append(SnapshotFiles(scan, layout, metrics, written))
         latest = scans[-1]
         spec = partition_spec(table.config, latest.data_schema,
                               [f.partition_path for snapshot in snapshots for f in snapshot.files])
@@ -221,13 +223,14 @@ class IcebergPublisher:
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
         metadata_path = os.path.join(folder, f"{digest}.metadata.json")
-        if storage.exists(metadata_path):
-            storage.touch(metadata_path)  # published again: a version in use is never expired
-            return PublishedTable(file_uri(metadata_path), json.loads(storage.read_text(metadata_path)), latest.written)
-        storage.make_dirs(folder)
+        out = self.storage
+        if out.exists(metadata_path):
+            out.touch(metadata_path)  # published again: a version in use is never expired
+            return PublishedTable(file_uri(metadata_path), json.loads(out.read_text(metadata_path)), latest.written)
+        out.make_dirs(folder)
         entries: list[dict[str, Any]] = []
         for number, (snapshot, schema_id) in enumerate(zip(versions.snapshots, schema_ids, strict=True), start=1):
-            entries.append(self._snapshot(folder, digest, snapshot, number, schemas[schema_id] | {"schema-id": schema_id},
+            entries.append(self._snapshot(out, folder, digest, snapshot, number, schemas[schema_id] | {"schema-id": schema_id},
                                           versions.spec, entries[-1]["snapshot-id"] if entries else None))
         current = entries[-1]
         properties = {
@@ -261,12 +264,12 @@ class IcebergPublisher:
             "snapshot-log": [{"timestamp-ms": e["timestamp-ms"], "snapshot-id": e["snapshot-id"]} for e in entries],
             "metadata-log": [],
         }
-        storage.write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
+        out.write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
         self._expire(name)
         return PublishedTable(file_uri(metadata_path), metadata, latest.written)
 
     @staticmethod
-    def _snapshot(folder: str, digest: str, snapshot: SnapshotFiles, sequence_number: int, schema: dict[str, Any],
+    def _snapshot(out: Storage, folder: str, digest: str, snapshot: SnapshotFiles, sequence_number: int, schema: dict[str, Any],
                   spec: PartitionSpec, parent: int | None) -> dict[str, Any]:
         """Write one snapshot's manifests and manifest list; its entry in the metadata. Every file
         of the commit is added in it (a complete view, not a change from its parent), so position
@@ -279,10 +282,10 @@ class IcebergPublisher:
             if held or kind == DATA:
                 manifest_path = os.path.join(folder, f"{digest}-{sequence_number}-m{kind}.avro")
                 manifest = manifest_bytes(held, snapshot_id, sequence_number, schema, spec, kind)
-                storage.write_atomically(manifest_path, manifest)
+                out.write_atomically(manifest_path, manifest)
                 manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
         list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
-        storage.write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
+        out.write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
         data = [f for f in snapshot.files if f.content == DATA]
         deletes = [f for f in snapshot.files if f.content != DATA]
         entry: dict[str, Any] = {
@@ -313,13 +316,15 @@ class IcebergPublisher:
             if self.keep_seconds > 0 and last is not None and now - last < EXPIRE_EVERY_SECONDS:
                 return
             self._expired_at[name] = now
-        removed = expire(os.path.join(self.folder, name), self.keep_seconds)
+        removed = expire(self.storage, os.path.join(self.folder, name), self.keep_seconds)
         if removed:
             log.info("removed %d published files of %s no kept version names", len(removed), name)
 
 
-def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]]) -> list[DataFile]:
-    """The data files with their column metrics, found by the name mapping readers apply."""
+def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]], table: Storage,
+                  published: Storage) -> list[DataFile]:
+    """The data files with their column metrics, found by the name mapping readers apply (a file
+    is the table's, read in place, or one written out to `published`)."""
     types = {iceberg_id(field, field.name): field.type for field in schema}
     columns = {name: (entry["field-id"], types[entry["field-id"]])
                for entry in name_mapping if entry["field-id"] in types for name in entry["names"]}
@@ -327,7 +332,8 @@ def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[d
     for data_file in files:
         if data_file.content == DATA:
             path = _path_of(data_file.path)
-            metrics = file_metrics(parquet_footer(path), read_file_schema(path), columns)
+            where = table if is_inside(path, table.root) else published
+            metrics = file_metrics(parquet_footer(where, path), read_file_schema(where, path), columns)
             data_file = replace(data_file, metrics=metrics)
         with_metrics.append(data_file)
     return with_metrics
@@ -340,12 +346,7 @@ class PublishFolderError(HudiShimError):
 def _check_outside(folder: str, table_path: str, name: str) -> None:
     """Refuse to write a table's published files into its own folder (a reader of the Hudi table
     would take them for a partition's files)."""
-    if is_remote(folder) or is_remote(table_path):
-        inside = (folder.rstrip("/") + "/").startswith(table_path.rstrip("/") + "/")
-    else:
-        table_path = os.path.abspath(table_path)
-        inside = os.path.commonpath([os.path.abspath(folder), table_path]) == table_path
-    if inside:
+    if is_inside(folder, table_path):
         raise PublishFolderError(
             f"the Iceberg folder {os.path.dirname(folder)} puts table {name}'s published files inside the table "
             f"({table_path}); choose an --iceberg-dir outside the tables")
@@ -370,8 +371,9 @@ def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] |
             written += 1
             continue
         base_uri = file_uri(placement.base_path)
-        files.append(DataFile(base_uri, parquet_footer(placement.base_path).num_rows,
-                              storage.file_size(placement.base_path), DATA, partition))
+        table = scan.table.storage
+        files.append(DataFile(base_uri, parquet_footer(table, placement.base_path).num_rows,
+                              table.file_size(placement.base_path), DATA, partition))
         if placement.merge_logs:
             log_rows, deletes = slices.log_side(scan, file_slice, touched, base_uri, data_folder)
             add(log_rows, partition)
@@ -388,5 +390,5 @@ def _instant_ms(instant: str | None) -> int:
 
 
 def _path_of(uri: str) -> str:
-    return uri if is_remote(uri) else uri.removeprefix("file://")
+    return from_uri(uri)
 

@@ -19,9 +19,8 @@ from collections.abc import Iterator
 
 import fastavro
 
-from shim import storage
 from shim.errors import HudiShimError
-from shim.filesystems import is_remote
+from shim.storage import Storage, from_uri, paths
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +30,8 @@ VIEWS = ("snapshot", "read_optimized", "snapshot-by-name", "read_optimized-by-na
 _WRITTEN_SUFFIXES = (".parquet", ".avro", METADATA_SUFFIX, ".tmp")
 
 
-def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> list[str]:
-    """Remove the files of `table_folder` (one table's published views) that no kept version
+def expire(out: Storage, table_folder: str, keep_seconds: float, now: float | None = None) -> list[str]:
+    """Remove the files of `table_folder` on `out` (one table's published views) that no kept version
     names; returns the paths removed.
 
     Kept: in each view's metadata folder, the newest metadata file and every one written (or
@@ -40,47 +39,47 @@ def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> 
     files they name. A file written less than `keep_seconds` ago is never removed: a publish may
     be writing the version that will name it.
     """
-    if storage.exists(os.path.join(table_folder, ".hoodie")):
+    if out.exists(paths.hoodie(table_folder)):
         log.warning("not expiring published files in %s: it holds a Hudi table", table_folder)
         return []
     now = time.time() if now is None else now
     horizon = now - keep_seconds
     kept: set[str] = set()
-    for metadata in _kept_metadata(table_folder, horizon):
+    for metadata in _kept_metadata(out, table_folder, horizon):
         try:
             kept.add(metadata)
-            kept.update(_named_by(metadata))
+            kept.update(_named_by(out, metadata))
         except (OSError, ValueError, KeyError, HudiShimError) as exc:
             # A version that cannot be read whole keeps everything: better too many files than
             # a reader missing one.
             log.warning("not expiring published files of %s: cannot read %s: %s", table_folder, metadata, exc)
             return []
     removed = []
-    for path in _files(table_folder):
+    for path in _files(out, table_folder):
         if path in kept:
             continue
         try:
-            if storage.stat(path).mtime >= horizon:
+            if out.stat(path).mtime >= horizon:
                 continue
-            storage.remove(path)
+            out.remove(path)
         except FileNotFoundError:
             continue
         removed.append(path)
     return removed
 
 
-def _kept_metadata(table_folder: str, horizon: float) -> Iterator[str]:
+def _kept_metadata(out: Storage, table_folder: str, horizon: float) -> Iterator[str]:
     """Per view folder, the newest metadata file and those touched after `horizon`."""
     for view in VIEWS:
         folder = os.path.join(table_folder, view, "metadata")
-        if not storage.is_dir(folder):
+        if not out.is_dir(folder):
             continue
         versions = []
-        for name in storage.list_names(folder):
+        for name in out.list_names(folder):
             if name.endswith(METADATA_SUFFIX) and not name.startswith("."):
                 path = os.path.join(folder, name)
                 try:
-                    versions.append((storage.stat(path).mtime, path))
+                    versions.append((out.stat(path).mtime, path))
                 except FileNotFoundError:
                     continue
         if not versions:
@@ -90,34 +89,34 @@ def _kept_metadata(table_folder: str, horizon: float) -> Iterator[str]:
         yield from (path for mtime, path in versions if mtime >= horizon and path != newest)
 
 
-def _named_by(metadata_path: str) -> set[str]:
+def _named_by(out: Storage, metadata_path: str) -> set[str]:
     """The manifest lists, manifests and data files a metadata file names (local paths)."""
-    metadata = json.loads(storage.read_text(metadata_path))
+    metadata = json.loads(out.read_text(metadata_path))
     named: set[str] = set()
     for snapshot in metadata.get("snapshots", []):
         manifest_list = _local(snapshot["manifest-list"])
         named.add(manifest_list)
-        for entry in _avro_records(manifest_list):
+        for entry in _avro_records(out, manifest_list):
             manifest = _local(entry["manifest_path"])
             named.add(manifest)
-            named.update(_local(record["data_file"]["file_path"]) for record in _avro_records(manifest))
+            named.update(_local(record["data_file"]["file_path"]) for record in _avro_records(out, manifest))
     return named
 
 
-def _avro_records(path: str) -> list[dict]:
-    with storage.open_input(path) as handle:
+def _avro_records(out: Storage, path: str) -> list[dict]:
+    with out.open_input(path) as handle:
         return [record for record in fastavro.reader(handle) if isinstance(record, dict)]
 
 
-def _files(table_folder: str) -> Iterator[str]:
+def _files(out: Storage, table_folder: str) -> Iterator[str]:
     """The files the publisher writes for a table: written slices and its views' metadata."""
     for folder in [os.path.join(table_folder, "data")] + [os.path.join(table_folder, v, "metadata") for v in VIEWS]:
-        if not storage.is_dir(folder):
+        if not out.is_dir(folder):
             continue
-        for entry in storage.list_files(folder):
+        for entry in out.list_files(folder):
             if entry.is_file and entry.name.endswith(_WRITTEN_SUFFIXES):
                 yield entry.path
 
 
 def _local(uri: str) -> str:
-    return uri if is_remote(uri) else os.path.abspath(uri.removeprefix("file://"))
+    return from_uri(uri)

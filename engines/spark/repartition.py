@@ -17,11 +17,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from shim import storage
 from shim.errors import InvalidArgumentError
 from shim.keys.keygen import key_columns, record_keys
 from shim.keys.partition_scheme import PartitionScheme
 from shim.properties import read_table_config
+from shim.storage import storage_and_options
 from shim.write.bucket import bucket_ids
 from shim.write.options import (
     BUCKET_HASH_FIELD,
@@ -39,7 +39,7 @@ PARTITION_COLUMN = "_hoodie_bucket_partition"
 
 def _layout(options: Mapping[str, str], path: str | None) -> tuple[tuple[str, ...], PartitionScheme,
                                                                      tuple[str, ...], int]:
-    config = read_table_config(storage.resolve_table_path(path)) if path else None
+    config = read_table_config(storage_and_options(path, options)[0]) if path else None
 
     def fields(key: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
         value = options.get(key)

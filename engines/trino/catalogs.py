@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from shim.errors import UnsupportedFeatureError
+from shim.storage import as_uri, resolve_table_path
 
 
 def s3_files(endpoint: str | None, access_key: str, secret_key: str, *, region: str = "us-east-1",
@@ -52,7 +53,7 @@ def iceberg_hadoop(flavor: str, warehouse: str, *, s3: dict[str, str] | None = N
     if flavor != "presto":
         raise UnsupportedFeatureError(f"{flavor}'s Iceberg connector has no Hadoop catalog: use iceberg_rest",
                                       feature="iceberg-hadoop-catalog")
-    location = warehouse if "://" in warehouse else "file://" + os.path.abspath(warehouse)
+    location = as_uri(resolve_table_path(warehouse))
     return {"connector.name": "iceberg", "iceberg.catalog.type": "hadoop",
             "iceberg.catalog.warehouse": location} | (s3 or {})
 

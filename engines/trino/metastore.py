@@ -137,7 +137,7 @@ def register_table(metastore: Path, flavor: str, table_path: str | os.PathLike[s
     layout.write(table_dir / layout.suffix, layout.table(data, partition_columns, layout.uri(location), input_format))
     if not partition_columns:
         return
-    for relative in list_partitions(str(location), table.config):
+    for relative in list_partitions(table.storage, table.config):
         values = partition_values(relative, table.config)
         if values is None:
             raise UnsupportedFeatureError(

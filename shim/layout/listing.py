@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from shim.layout.partitions import list_partitions
 from shim.layout.slices import FileGroupFiles, list_file_groups
 from shim.properties import TableConfig
+from shim.storage import Storage
 
 
 class TableListing:
     """Cached partition list and per-partition file groups of one table."""
 
-    def __init__(self, table_path: str, config: TableConfig) -> None:
-        self.table_path = table_path
+    def __init__(self, storage: Storage, config: TableConfig) -> None:
+        self.storage = storage
         self.config = config
         self._partitions: list[str] | None = None
         self._groups: dict[str, list[FileGroupFiles]] = {}
@@ -28,14 +29,14 @@ class TableListing:
         """Every partition of the table ("" when not partitioned)."""
         with self._lock:
             if self._partitions is None:
-                self._partitions = list_partitions(self.table_path, self.config)
+                self._partitions = list_partitions(self.storage, self.config)
             return list(self._partitions)
 
     def file_groups(self, partitions: Sequence[str]) -> list[FileGroupFiles]:
         """The file groups (all their files) of the given partitions."""
         missing = [p for p in partitions if p not in self._groups]
         if missing:
-            listed = list_file_groups(self.table_path, missing)
+            listed = list_file_groups(self.storage, missing)
             by_partition: dict[str, list[FileGroupFiles]] = {p: [] for p in missing}
             for group in listed:
                 by_partition[group.partition_path].append(group)

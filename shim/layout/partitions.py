@@ -5,15 +5,16 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote
 
-from shim import storage
 from shim.files import BASE_FILE_EXTENSIONS, PARTITION_METAFILE_PREFIX
 from shim.properties import TableConfig
+from shim.storage import Storage
 
 DEFAULT_PARTITION_NAMES = ("__HIVE_DEFAULT_PARTITION__", "default")
 
 
-def list_partitions(table_path: str, config: TableConfig) -> list[str]:
-    """Relative paths of all partitions ("" for a non-partitioned table), sorted.
+def list_partitions(storage: Storage, config: TableConfig) -> list[str]:
+    """Relative paths of all partitions of the table at the storage's root ("" for a
+    non-partitioned table), sorted.
 
     A folder is a partition when it holds Hudi's partition metafile or data files; hidden folders
     (`.hoodie`, `.spark-staging`, ...) are skipped, and so is the metadata table.
@@ -21,6 +22,7 @@ def list_partitions(table_path: str, config: TableConfig) -> list[str]:
     if not config.is_partitioned:
         return [""]
     found: list[str] = []
+    table_path = storage.root
     for root, dirs, files in storage.walk(table_path):
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
         if root == table_path:

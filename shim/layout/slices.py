@@ -11,8 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from shim import storage
 from shim.files import BaseFile, LogFile, parse_base_file, parse_log_file
+from shim.storage import Storage, join
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
 
@@ -34,10 +34,10 @@ class FileSlice:
     def base_path(self, table_path: str) -> str | None:
         if self.base_file is None:
             return None
-        return storage.join(table_path, self.partition_path, self.base_file.name)
+        return join(table_path, self.partition_path, self.base_file.name)
 
     def log_paths(self, table_path: str) -> list[str]:
-        return [storage.join(table_path, self.partition_path, log.name) for log in self.log_files]
+        return [join(table_path, self.partition_path, log.name) for log in self.log_files]
 
     def without_logs(self) -> FileSlice:
         return FileSlice(self.partition_path, self.file_id, self.base_instant, self.base_file, ())
@@ -51,11 +51,12 @@ class FileGroupFiles:
     log_files: list[LogFile]
 
 
-def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[FileGroupFiles]:
-    """Every file group found in the given partitions, with all its base and log files."""
+def list_file_groups(storage: Storage, partitions: Iterable[str]) -> list[FileGroupFiles]:
+    """Every file group found in the given partitions of the table at the storage's root, with
+    all its base and log files."""
     groups: dict[tuple[str, str], FileGroupFiles] = {}
     for partition in partitions:
-        folder = storage.join(table_path, partition)
+        folder = join(storage.root, partition)
         for entry in storage.list_files(folder):
             if not entry.is_file:
                 continue
@@ -78,7 +79,7 @@ def list_file_groups(table_path: str, partitions: Iterable[str]) -> list[FileGro
 
 
 def file_slices_as_of(
-    table_path: str,
+    storage: Storage,
     partitions: Iterable[str],
     timeline: Timeline,
     as_of: str | None,
@@ -97,7 +98,7 @@ def file_slices_as_of(
     replaced = timeline.replaced_file_groups(as_of)
     by_completion = timeline.config.version >= 8
     slices: list[FileSlice] = []
-    for group in groups if groups is not None else list_file_groups(table_path, partitions):
+    for group in groups if groups is not None else list_file_groups(storage, partitions):
         if (group.partition_path, group.file_id) in replaced:
             continue
         file_slice = _latest_slice(group, timeline, as_of, by_completion)

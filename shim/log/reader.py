@@ -26,7 +26,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from shim import storage
 from shim.avro.decode import decode_records
 from shim.avro.schema import avro_to_arrow_schema
 from shim.errors import (
@@ -41,6 +40,7 @@ from shim.errors import (
     is_missing_file,
 )
 from shim.log.blocks import LOG_FORMAT_VERSION, MAGIC, BlockType, HeaderKey, LogBlock, header_key
+from shim.storage import Storage
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -101,7 +101,7 @@ class _Malformed(Exception):
     """A block passed Hudi's corruption checks but does not parse."""
 
 
-def read_log_file(path: str) -> LogFileContents:
+def read_log_file(storage: Storage, path: str) -> LogFileContents:
     """Read a log file and locate its blocks (contents are not decoded).
 
     Raises:

@@ -17,7 +17,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from shim import storage
 from shim.avro.encode import encode_records
 from shim.avro.schema import named_once, parse_avro_schema
 from shim.errors import InvalidArgumentError, WriteError
@@ -32,6 +31,7 @@ from shim.log.blocks import (
 )
 from shim.log.delete import encode_delete_payload
 from shim.schema.arrow import has_field_ids, without_field_ids
+from shim.storage import Storage
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -150,7 +150,7 @@ def encode_command_block(header: Header) -> bytes:
     return encode_block(BlockType.COMMAND, full_header, b"")
 
 
-def write_log_file(path: str, blocks: Iterable[bytes]) -> None:
+def write_log_file(storage: Storage, path: str, blocks: Iterable[bytes]) -> None:
     """Create the log file `path` holding `blocks`, durably (fsync).
 
     Raises:
@@ -160,16 +160,16 @@ def write_log_file(path: str, blocks: Iterable[bytes]) -> None:
         raise WriteError(f"log file {path} exists; write the next log version instead", path=path)
 
 
-def append_log_blocks(path: str, blocks: Iterable[bytes]) -> None:
+def append_log_blocks(storage: Storage, path: str, blocks: Iterable[bytes]) -> None:
     """Append `blocks` to the existing log file `path`, after all its bytes, durably (fsync)."""
     try:
         size = storage.file_size(path)
     except FileNotFoundError:
         size = 0  # extend_log_file names the missing file
-    extend_log_file(path, size, blocks)
+    extend_log_file(storage, path, size, blocks)
 
 
-def extend_log_file(path: str, valid_size: int, blocks: Iterable[bytes]) -> None:
+def extend_log_file(storage: Storage, path: str, valid_size: int, blocks: Iterable[bytes]) -> None:
     """Append `blocks` to the log file `path` after its first `valid_size` bytes, durably (fsync):
     whatever follows them (a torn block of a writer that died appending) is cut off first.
 

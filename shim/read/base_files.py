@@ -15,7 +15,6 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from shim import storage
 from shim.errors import UNDECODABLE, CorruptFileError, file_gone, is_missing_file
 from shim.read import lance_files
 from shim.read.dictionary_filter import dictionary_mask, only_column
@@ -23,6 +22,7 @@ from shim.read.lance_files import LanceFooter, is_lance
 from shim.read.partition_fill import as_dictionary_field
 from shim.read.plan import FilePlan
 from shim.read.time_limit import NO_LIMIT, TimeLimit
+from shim.storage import Storage
 
 BATCH_SIZE = 131_072
 # A dictionary-encoded column chunk storing at most this many bytes per value holds mostly
@@ -32,27 +32,27 @@ _DICTIONARY_BYTES_PER_VALUE = 3.0
 _AT_ONCE_BYTES = 16 << 20
 
 
-def read_file_schema(path: str) -> pa.Schema:
+def read_file_schema(storage: Storage, path: str) -> pa.Schema:
     """Arrow schema stored in a base file (a Parquet file's footer, a Lance file's schema)."""
     if is_lance(path):
-        return lance_files.lance_schema(path)
-    return _footer(path)[1]
+        return lance_files.lance_schema(storage, path)
+    return _footer(storage, path)[1]
 
 
-def parquet_footer(path: str) -> pq.FileMetaData | LanceFooter:
+def parquet_footer(storage: Storage, path: str) -> pq.FileMetaData | LanceFooter:
     """The file's parsed footer (cached per file version); of a Lance file, what it has of one:
     its row count and key-value metadata (`LanceFooter`, no row groups)."""
     if is_lance(path):
-        return lance_files.lance_footer(path)
-    return _footer(path)[0]
+        return lance_files.lance_footer(storage, path)
+    return _footer(storage, path)[0]
 
 
-def base_file_rows(path: str) -> int:
+def base_file_rows(storage: Storage, path: str) -> int:
     """Rows in a base file, from its footer."""
-    return int(parquet_footer(path).num_rows)
+    return int(parquet_footer(storage, path).num_rows)
 
 
-def dictionary_columns(path: str, columns: Sequence[str]) -> list[str]:
+def dictionary_columns(storage: Storage, path: str, columns: Sequence[str]) -> list[str]:
     """The string and binary columns among `columns` that `path` stores as dictionary indices in
     every row group.
 
@@ -62,15 +62,15 @@ def dictionary_columns(path: str, columns: Sequence[str]) -> list[str]:
     """
     if is_lance(path):
         return []
-    stored = _footer(path)[2]
+    stored = _footer(storage, path)[2]
     return [name for name in columns if name in stored]
 
 
-def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
+def _footer(storage: Storage, path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
     """The file's footer, Arrow schema and dictionary-stored string columns, parsed once per file
     version (size and mtime)."""
     try:
-        return _parsed_footer(path, *storage.file_version(path))
+        return _parsed_footer(storage, path, *storage.file_version(path))
     except UNDECODABLE as exc:
         if is_missing_file(exc):
             raise file_gone(path) from exc
@@ -78,7 +78,7 @@ def _footer(path: str) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_footer(path: str, size: int, mtime_ns: int) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
+def _parsed_footer(storage: Storage, path: str, size: int, mtime_ns: int) -> tuple[pq.FileMetaData, pa.Schema, frozenset[str]]:
     metadata = storage.parquet_metadata(path)
     schema = metadata.schema.to_arrow_schema()
     return metadata, schema, _dictionary_stored(metadata, schema)
@@ -111,6 +111,7 @@ def _parquet_format(dictionary: tuple[str, ...]) -> ds.ParquetFileFormat:
 
 
 def scan_parquet(
+    storage: Storage,
     paths: Sequence[str],
     file_schema: pa.Schema,
     plan: FilePlan,
@@ -133,17 +134,17 @@ def scan_parquet(
     applied to the rows read.
     """
     if paths and is_lance(paths[0]):
-        yield from lance_files.scan_lance(paths, plan, pushdown, batch_size=batch_size, time_limit=time_limit)
+        yield from lance_files.scan_lance(storage, paths, plan, pushdown, batch_size=batch_size, time_limit=time_limit)
         return
     if not ahead:
-        yield from _scan_one_batch_at_a_time(paths, plan, pushdown, batch_size, dictionaries, time_limit)
+        yield from _scan_one_batch_at_a_time(storage, paths, plan, pushdown, batch_size, dictionaries, time_limit)
         return
     columns = _columns_to_read(plan, file_schema)
-    if len(paths) == 1 and _read_at_once(parquet_footer(paths[0]), columns) and (
-            pushdown is None or only_column(pushdown, file_schema) in dictionary_columns(paths[0], columns)):
+    if len(paths) == 1 and _read_at_once(parquet_footer(storage, paths[0]), columns) and (
+            pushdown is None or only_column(pushdown, file_schema) in dictionary_columns(storage, paths[0], columns)):
         # (A filter on other columns goes through the scanner, which may skip the file on its
         # statistics; string columns stored as dictionaries rarely let it.)
-        for _, batch in iter_parquet_in_order(paths[0], plan, batch_size=batch_size, before_plan=pushdown,
+        for _, batch in iter_parquet_in_order(storage, paths[0], plan, batch_size=batch_size, before_plan=pushdown,
                                               dictionaries=dictionaries):
             time_limit.check()
             if batch.num_rows:
@@ -153,7 +154,7 @@ def scan_parquet(
     # dictionaries (the scanner decodes them back to the dataset's plain types on its threads,
     # except those kept as dictionaries).
     kept = kept_dictionaries(plan, file_schema, dictionaries)
-    dictionary = tuple(dict.fromkeys([*dictionary_columns(paths[0], columns), *kept]))
+    dictionary = tuple(dict.fromkeys([*dictionary_columns(storage, paths[0], columns), *kept]))
     dataset_schema = file_schema
     for name in kept:
         index = dataset_schema.get_field_index(name)
@@ -179,11 +180,11 @@ def scan_parquet(
         gone = [p for p in paths if not storage.exists(p)]
         if gone:
             raise file_gone(gone[0]) from exc
-        bad = _unreadable(paths, columns, exc)
+        bad = _unreadable(storage, paths, columns, exc)
         raise CorruptFileError(f"cannot read Parquet data from {bad}: {exc}", path=bad) from exc
 
 
-def _unreadable(paths: Sequence[str], columns: Sequence[str], error: BaseException) -> str:
+def _unreadable(storage: Storage, paths: Sequence[str], columns: Sequence[str], error: BaseException) -> str:
     """Which of the files a scan failed on cannot be read: the one the error names, else the first
     whose footer or columns fail to decode (read again one by one; the error path only)."""
     named = [p for p in paths if p in str(error)]
@@ -199,11 +200,11 @@ def _unreadable(paths: Sequence[str], columns: Sequence[str], error: BaseExcepti
     return paths[0]
 
 
-def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None,
+def _scan_one_batch_at_a_time(storage: Storage, paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None,
                               batch_size: int, dictionaries: frozenset[str],
                               time_limit: TimeLimit) -> Iterator[pa.RecordBatch]:
     for path in paths:
-        for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, before_plan=pushdown,
+        for _, batch in iter_parquet_in_order(storage, path, plan, batch_size=batch_size, before_plan=pushdown,
                                               first_soonest=True, dictionaries=dictionaries):
             time_limit.check()
             if batch.num_rows:
@@ -211,7 +212,7 @@ def _scan_one_batch_at_a_time(paths: Sequence[str], plan: FilePlan, pushdown: pc
 
 
 def iter_parquet_in_order(
-    path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE,
+    storage: Storage, path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int = BATCH_SIZE,
     before_plan: pc.Expression | None = None, first_soonest: bool = False,
     dictionaries: frozenset[str] = frozenset(), bounded: bool = False,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
@@ -228,13 +229,13 @@ def iter_parquet_in_order(
     `lance_files.iter_lance_in_order` (its strings plain, never kept as dictionaries).
     """
     if is_lance(path):
-        yield from lance_files.iter_lance_in_order(path, plan, keep=keep, batch_size=batch_size, before_plan=before_plan)
+        yield from lance_files.iter_lance_in_order(storage, path, plan, keep=keep, batch_size=batch_size, before_plan=before_plan)
         return
     try:
-        metadata, file_schema, _ = _footer(path)
+        metadata, file_schema, _ = _footer(storage, path)
         columns = _columns_to_read(plan, file_schema)
         kept = kept_dictionaries(plan, file_schema, dictionaries)
-        dictionary = list(dict.fromkeys([*dictionary_columns(path, columns), *kept]))
+        dictionary = list(dict.fromkeys([*dictionary_columns(storage, path, columns), *kept]))
         parquet = pq.ParquetFile(storage.parquet_source(path), metadata=metadata, read_dictionary=dictionary or None,
                                  page_checksum_verification=True)
         offset = 0

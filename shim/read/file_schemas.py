@@ -80,7 +80,7 @@ def file_schemas(scan: PlannedScan) -> list[FileSchema]:
         base_path = file_slice.base_path(scan.table.path)
         if base_path is not None and file_slice.base_file is not None:
             instant = file_slice.base_file.instant_time
-            file_schema = read_file_schema(base_path)
+            file_schema = read_file_schema(scan.table.storage, base_path)
             out.append(_describe(scan, file_slice, base_path, "base_file", instant, None, file_schema, columns,
                                  _version(history.schema_of_instant(instant)) if on_read else None))
         if scan.mode != "snapshot" or not file_slice.has_logs or scan.read_instant is None:

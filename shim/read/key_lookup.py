@@ -15,7 +15,6 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from shim import storage
 from shim.bloom import BLOOM_FILTER_KEY, DYNAMIC_V0, TYPE_CODE_KEY, DynamicBloomFilter
 from shim.filters import Expr, conjuncts
 from shim.filters.expr import CompareOp, Comparison, InList
@@ -23,6 +22,7 @@ from shim.layout.table_schema import META_COLUMNS
 from shim.properties import TableConfig
 from shim.read.base_files import parquet_footer
 from shim.read.cache import ByteBoundedCache
+from shim.storage import Storage
 
 MAX_KEYS = 256
 """More keys than this and a lookup is not worth hashing them for every file."""
@@ -69,13 +69,13 @@ def _key_is_text_of(data_type: pa.DataType) -> bool:
     return pa.types.is_string(data_type) or pa.types.is_large_string(data_type) or pa.types.is_integer(data_type)
 
 
-def files_with_any(paths: Iterable[str], keys: frozenset[str]) -> list[str]:
+def files_with_any(storage: Storage, paths: Iterable[str], keys: frozenset[str]) -> list[str]:
     """The files among `paths` that may hold one of `keys`."""
     wanted = sorted(keys)
-    return [path for path in paths if _may_hold(path, wanted)]
+    return [path for path in paths if _may_hold(storage, path, wanted)]
 
 
-def _may_hold(path: str, keys: list[str]) -> bool:
+def _may_hold(storage: Storage, path: str, keys: list[str]) -> bool:
     try:
         info = storage.stat(path)
     except OSError:
@@ -83,13 +83,13 @@ def _may_hold(path: str, keys: list[str]) -> bool:
     cache_key = (path, info.size, info.mtime_ns)
     bloom = _FILTERS.get(cache_key)
     if bloom is None:
-        bloom = _read_filter(path)
+        bloom = _read_filter(storage, path)
         _FILTERS.put(cache_key, bloom, bloom.nbytes + 256 if isinstance(bloom, DynamicBloomFilter) else 256)
     return not isinstance(bloom, DynamicBloomFilter) or bloom.might_contain_any(keys)
 
 
-def _read_filter(path: str) -> DynamicBloomFilter | str:
-    footer = parquet_footer(path).metadata or {}
+def _read_filter(storage: Storage, path: str) -> DynamicBloomFilter | str:
+    footer = parquet_footer(storage, path).metadata or {}
     text = footer.get(BLOOM_FILTER_KEY)
     # Without a type code the filter is the older SIMPLE kind, not read here: the file is read.
     if text is None or footer.get(TYPE_CODE_KEY) != DYNAMIC_V0.encode():

@@ -23,10 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shim import storage
-from shim.errors import CorruptFileError, UnsupportedFeatureError, file_gone, is_missing_file
-from shim.filesystems import GCS_SCHEMES, S3_SCHEMES, s3_arguments, scheme_of, split
+from shim.errors import CorruptFileError, file_gone, is_missing_file
 from shim.read.time_limit import NO_LIMIT, TimeLimit
+from shim.storage import Storage
 
 if TYPE_CHECKING:
     from shim.read.plan import FilePlan
@@ -59,32 +58,32 @@ class LanceFooter:
     num_row_groups: int = 0
 
 
-def lance_schema(path: str) -> pa.Schema:
+def lance_schema(storage: Storage, path: str) -> pa.Schema:
     """The Arrow schema a Lance file stores (with its key-value metadata)."""
-    return _opened(path)[0]
+    return _opened(storage, path)[0]
 
 
-def lance_footer(path: str) -> LanceFooter:
+def lance_footer(storage: Storage, path: str) -> LanceFooter:
     """The file's row count and key-value metadata (cached per file version)."""
-    schema, rows = _opened(path)
+    schema, rows = _opened(storage, path)
     return LanceFooter(rows, dict(schema.metadata or {}))
 
 
-def _opened(path: str) -> tuple[pa.Schema, int]:
+def _opened(storage: Storage, path: str) -> tuple[pa.Schema, int]:
     try:
-        return _parsed(path, *storage.file_version(path))
+        return _parsed(storage, path, *storage.file_version(path))
     except _LANCE_ERRORS as exc:
-        raise _read_error(path, exc, "cannot read the Lance file") from exc
+        raise _read_error(storage, path, exc, "cannot read the Lance file") from exc
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed(path: str, size: int, mtime_ns: int) -> tuple[pa.Schema, int]:
-    reader = _reader(path, None)
+def _parsed(storage: Storage, path: str, size: int, mtime_ns: int) -> tuple[pa.Schema, int]:
+    reader = _reader(storage, path, None)
     return reader.metadata().schema, reader.num_rows()
 
 
 def iter_lance_in_order(
-    path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int,
+    storage: Storage, path: str, plan: FilePlan, *, keep: pa.BooleanArray | None = None, batch_size: int,
     before_plan: pc.Expression | None = None, time_limit: TimeLimit = NO_LIMIT,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The rows of one Lance file, in file order, mapped through `plan`: (rows read, batch).
@@ -94,11 +93,11 @@ def iter_lance_in_order(
     runs. The rows read add up to the file's row count. A `keep` selecting few rows takes them
     by position rather than reading the whole file.
     """
-    schema, total = _opened(path)
+    schema, total = _opened(storage, path)
     columns = _columns_to_read(plan, schema)
     read = _with_filter_columns(columns, schema, before_plan)
     try:
-        reader = _reader(path, read)
+        reader = _reader(storage, path, read)
         if keep is not None and len(keep) != total:
             raise CorruptFileError(
                 f"{path} holds {total} rows but held {len(keep)} when it was merged; "
@@ -126,17 +125,17 @@ def iter_lance_in_order(
         if not total:
             yield 0, plan.apply(_empty(schema, columns))
     except _LANCE_ERRORS as exc:
-        raise _read_error(path, exc, "cannot read Lance data from") from exc
+        raise _read_error(storage, path, exc, "cannot read Lance data from") from exc
 
 
 def scan_lance(
-    paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None, *, batch_size: int,
+    storage: Storage, paths: Sequence[str], plan: FilePlan, pushdown: pc.Expression | None, *, batch_size: int,
     time_limit: TimeLimit = NO_LIMIT,
 ) -> Iterator[pa.RecordBatch]:
     """Batches of the Lance files `paths` (all written with one schema), mapped through `plan`,
     one file after another; `pushdown`, on the files' columns, drops rows before the plan runs."""
     for path in paths:
-        for _, batch in iter_lance_in_order(path, plan, batch_size=batch_size, before_plan=pushdown,
+        for _, batch in iter_lance_in_order(storage, path, plan, batch_size=batch_size, before_plan=pushdown,
                                             time_limit=time_limit):
             if batch.num_rows:
                 yield batch
@@ -177,9 +176,9 @@ def _columns_to_read(plan: FilePlan, schema: pa.Schema) -> list[str]:
     return columns
 
 
-def _reader(path: str, columns: Sequence[str] | None) -> Any:
+def _reader(storage: Storage, path: str, columns: Sequence[str] | None) -> Any:
     file_module = _lance_file_module()
-    location, options = lance_location(path)
+    location, options = storage.rust_location(path)
     return file_module.LanceFileReader(location, storage_options=options or None,
                                        columns=list(columns) if columns is not None else None)
 
@@ -194,36 +193,7 @@ def _lance_file_module() -> Any:
     return lance.file
 
 
-def lance_location(path: str) -> tuple[str, dict[str, str]]:
-    """The location and storage options pylance (Rust's object_store) reads `path` with: a
-    local path as is; an S3 object with the table's registered S3 settings (or AWS_*); a GCS one
-    with the environment's credentials. HDFS is not read by pylance."""
-    scheme = scheme_of(path)
-    if not scheme or scheme == "file":
-        return path, {}
-    parts = split(path)
-    if scheme in GCS_SCHEMES:
-        return f"gs://{parts.bucket}/{parts.key}", {}
-    if scheme not in S3_SCHEMES:
-        raise UnsupportedFeatureError(
-            f"{path}: Lance base files on {scheme}:// are not read (pylance reads local files, S3 and GCS)",
-            feature="lance-on-" + scheme, path=path)
-    names = {"access_key": "aws_access_key_id", "secret_key": "aws_secret_access_key",
-             "session_token": "aws_session_token", "region": "aws_region"}
-    arguments = s3_arguments(path)
-    options = {names[k]: v for k, v in arguments.items() if k in names}
-    endpoint = arguments.get("endpoint_override")
-    if endpoint:
-        http = arguments.get("scheme", "https") == "http"
-        options["aws_endpoint"] = ("http://" if http else "https://") + endpoint
-        if http:
-            options["allow_http"] = "true"
-    if arguments.get("force_virtual_addressing", "").lower() in ("1", "true", "yes"):
-        options["aws_virtual_hosted_style_request"] = "true"
-    return f"s3://{parts.bucket}/{parts.key}", options
-
-
-def _read_error(path: str, exc: BaseException, what: str) -> Exception:
+def _read_error(storage: Storage, path: str, exc: BaseException, what: str) -> Exception:
     if is_missing_file(exc) or not storage.exists(path):
         return file_gone(path)
     return CorruptFileError(f"{what} {path}: {exc}", path=path)

@@ -49,7 +49,7 @@ def visible_blocks(log_paths: Sequence[str], timeline: Timeline, read_instant: s
     kept: list[VisibleBlock] = []
     cdc = timeline.config.cdc_enabled
     for path in log_paths:
-        contents = read_log_file(path)
+        contents = read_log_file(timeline.storage, path)
         if damage is not None:
             damage.check(contents)
         else:

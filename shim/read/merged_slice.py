@@ -36,6 +36,7 @@ from shim.read.slice_state import (
     start_slice_merge,
 )
 from shim.read.time_limit import NO_LIMIT, TimeLimit
+from shim.storage import Storage
 
 if TYPE_CHECKING:
     from shim.read.planned import PlannedScan
@@ -104,13 +105,13 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
 
     def _base_ruled_out(file_slice: FileSlice) -> bool:
         path = file_slice.base_path(scan.table.path)
-        return lookup is not None and path is not None and not files_with_any([path], lookup)
+        return lookup is not None and path is not None and not files_with_any(scan.table.storage, [path], lookup)
 
     def _base_plan(file_slice: FileSlice, wanted: list[str]) -> tuple[str, FilePlan]:
         path = file_slice.base_path(scan.table.path)
         assert path is not None and file_slice.base_file is not None
         plan = scan.resolver.plan(instant=file_slice.base_file.instant_time,
-                                  file_schema=_planned_schema(path), columns=wanted, path=path)
+                                  file_schema=_planned_schema(scan.table.storage, path), columns=wanted, path=path)
         return path, plan
 
     def _first_read(file_slice: FileSlice) -> Iterator[pa.RecordBatch]:
@@ -123,7 +124,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             return
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
-            for _, batch in iter_parquet_in_order(path, plan, batch_size=scan.batch_size, first_soonest=few):
+            for _, batch in iter_parquet_in_order(scan.table.storage, path, plan, batch_size=scan.batch_size, first_soonest=few):
                 time_limit.check()
                 keep = merge.keep(batch, scan, path)
                 batch = batch.select(columns)  # the merge columns are not filtered along
@@ -147,7 +148,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             keep = _with_rows(choices.base_keep, overlaid, choices.base_rows)
             picked = _OverlaidRows(keep, overlaid)
             offset = 0
-            for rows, batch in iter_parquet_in_order(path, plan, keep=keep, batch_size=batch_size,
+            for rows, batch in iter_parquet_in_order(scan.table.storage, path, plan, keep=keep, batch_size=batch_size,
                                                      before_plan=pushdown, first_soonest=few,
                                                      dictionaries=scan.dictionaries, bounded=bounded):
                 time_limit.check()
@@ -238,11 +239,11 @@ def _base_rows_at(scan: PlannedScan, file_slice: FileSlice, positions: np.ndarra
     path = file_slice.base_path(scan.table.path)
     if not positions.size or path is None or file_slice.base_file is None:
         return None
-    plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
+    plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(scan.table.storage, path),
                               columns=columns, path=path)
-    mask = np.zeros(parquet_footer(path).num_rows, dtype=bool)
+    mask = np.zeros(parquet_footer(scan.table.storage, path).num_rows, dtype=bool)
     mask[positions] = True
-    batches = [batch for _, batch in iter_parquet_in_order(path, plan, keep=pa.array(mask)) if batch.num_rows]
+    batches = [batch for _, batch in iter_parquet_in_order(scan.table.storage, path, plan, keep=pa.array(mask)) if batch.num_rows]
     return pa.Table.from_batches(batches) if batches else None
 
 
@@ -255,20 +256,20 @@ def _merge_base(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge, tim
         return
     columns = merge.base_columns(scan.merge)
     if not columns:  # placed by record positions, decided without ordering values: no base data to read
-        merge.keep_rows(parquet_footer(path).num_rows, lambda: pa.array([]), [])
+        merge.keep_rows(parquet_footer(scan.table.storage, path).num_rows, lambda: pa.array([]), [])
         return
-    plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(path),
+    plan = scan.resolver.plan(instant=file_slice.base_file.instant_time, file_schema=_planned_schema(scan.table.storage, path),
                               columns=columns, path=path)
     batch_size = MERGE_COLUMNS_BATCH_SIZE if bounded else scan.batch_size
-    for _, batch in iter_parquet_in_order(path, plan, batch_size=batch_size, bounded=bounded):
+    for _, batch in iter_parquet_in_order(scan.table.storage, path, plan, batch_size=batch_size, bounded=bounded):
         time_limit.check()
         merge.keep(batch, scan, path)
 
 
-def _planned_schema(path: str) -> pa.Schema:
+def _planned_schema(storage: Storage, path: str) -> pa.Schema:
     """The base file's schema without the footer's key-value metadata: it names each file's own
     key range, so keeping it would make the resolver plan every base file anew."""
-    return read_file_schema(path).remove_metadata()
+    return read_file_schema(storage, path).remove_metadata()
 
 
 def _remember(scan: PlannedScan, file_slice: FileSlice, merge: SliceMerge) -> SliceChoices:

@@ -30,6 +30,7 @@ from shim.read.table_schemas import PartitionValues, TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.read.timestamp_ranges import partition_ranges
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
+from shim.storage import Storage
 from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class Scan(PlannedScan):
             slice_reader = merged_slice_reader(self, lookup, skipped, time_limit)
         context = ScanContext(
             table_path=self.table.path,
+            storage=self.table.storage,
             read_schema=self.read_schema,
             output_schema=self.output_schema,
             resolver=self.resolver,
@@ -138,7 +140,7 @@ def build_scan(
     slices: list[FileSlice] = []
     if plan_files and read_instant is not None:
         partitions, bound = _pruned_partitions(table, schemas, bound, read_instant)
-        slices = file_slices_as_of(table.path, partitions, timeline, read_instant,
+        slices = file_slices_as_of(table.storage, partitions, timeline, read_instant,
                                    groups=table.listing.file_groups(partitions))
         table.committed.check_slices(slices, partitions, read_instant, table.path, logs=scan_mode == "snapshot")
         if scan_mode == "read_optimized":
@@ -150,7 +152,7 @@ def build_scan(
         needed.add(COMMIT_TIME)
     if dictionary_strings:
         compared = (set(bound.columns) if bound is not None else set()) | set(merge.columns if merge else ())
-        output_schema = with_dictionaries(output_schema, stored_dictionaries(table.path, slices, output_schema,
+        output_schema = with_dictionaries(output_schema, stored_dictionaries(table.storage, slices, output_schema,
                                                                              compared | {COMMIT_TIME}))
     read_schema = pa.schema([f for f in full_schema if f.name in needed])
     return Scan(
@@ -180,7 +182,7 @@ def with_dictionaries(schema: pa.Schema, names: Collection[str]) -> pa.Schema:
     return pa.schema([as_dictionary_field(f) if f.name in names else f for f in schema], metadata=schema.metadata)
 
 
-def stored_dictionaries(table_path: str, slices: Sequence[FileSlice], schema: pa.Schema,
+def stored_dictionaries(storage: Storage, slices: Sequence[FileSlice], schema: pa.Schema,
                         compared: Collection[str]) -> list[str]:
     """The string columns of `schema`, other than the `compared` ones (filter, merge and commit
     columns, compared as plain strings), that the newest base file of `slices` stores as
@@ -194,12 +196,12 @@ def stored_dictionaries(table_path: str, slices: Sequence[FileSlice], schema: pa
     if not bases:
         return []
     newest = max(bases, key=lambda s: s.base_file.instant_time if s.base_file is not None else "")
-    path = newest.base_path(table_path)
+    path = newest.base_path(storage.root)
     candidates = [f.name for f in schema if f.type == pa.string() and f.name not in compared]
     if path is None or not candidates:
         return []
     try:
-        return dictionary_columns(path, candidates)
+        return dictionary_columns(storage, path, candidates)
     except HudiShimError:  # gone or unreadable: the read itself meets it, where it is handled
         return []
 

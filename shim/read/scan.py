@@ -17,6 +17,7 @@ from shim.read.key_lookup import files_with_any
 from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
 from shim.read.time_limit import NO_LIMIT, TimeLimit
+from shim.storage import Storage
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,7 @@ class ScanContext:
 
     Attributes:
         table_path: table root folder.
+        storage: the table's storage.
         read_schema: columns read from files (query names and types): output, filter and merge columns.
         output_schema: columns the caller receives, in order.
         resolver: per-file plans (by name or by column id).
@@ -45,6 +47,7 @@ class ScanContext:
     """
 
     table_path: str
+    storage: Storage
     read_schema: pa.Schema
     output_schema: pa.Schema
     resolver: SchemaResolver
@@ -84,12 +87,12 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
     def produce() -> Iterator[pa.RecordBatch]:
         paths = [path for path in (s.base_path(context.table_path) for s in group) if path is not None]
         if context.lookup_keys is not None:
-            paths = files_with_any(paths, context.lookup_keys)
+            paths = files_with_any(context.storage, paths, context.lookup_keys)
         if not paths:
             return
         first = paths[0]
         assert group[0].base_file is not None
-        file_schema = read_file_schema(first)
+        file_schema = read_file_schema(context.storage, first)
         plan = context.resolver.plan(
             instant=group[0].base_file.instant_time,
             file_schema=file_schema,
@@ -97,7 +100,7 @@ def _plain_producer(context: ScanContext, group: list[FileSlice]) -> Producer[pa
             path=first,
         )
         pushdown = context.row_filter.pushdown(plan.passthrough, context.read_schema) if context.row_filter else None
-        yield from scan_parquet(paths, file_schema, plan, pushdown, batch_size=context.batch_size,
+        yield from scan_parquet(context.storage, paths, file_schema, plan, pushdown, batch_size=context.batch_size,
                                 ahead=not context.preview, dictionaries=context.dictionaries,
                                 time_limit=context.time_limit)
 

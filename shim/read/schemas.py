@@ -91,11 +91,11 @@ def _schema_from_any_base_file(table: TableSnapshot, read_instant: str | None) -
     if read_instant is None:
         return pa.schema([])
     partitions = table.listing.partitions()
-    for file_slice in file_slices_as_of(table.path, partitions, table.active_timeline, read_instant,
+    for file_slice in file_slices_as_of(table.storage, partitions, table.active_timeline, read_instant,
                                         groups=table.listing.file_groups(partitions)):
         path = file_slice.base_path(table.path)
         if path is not None:
-            return read_file_schema(path)
+            return read_file_schema(table.storage, path)
     raise InvalidTableError(
         f"{table.path}: no schema in commit metadata, no create schema and no base file to read one from",
         path=table.path,

@@ -30,6 +30,7 @@ from shim.read.log_records import read_slice_log
 from shim.read.merge import BaseMerger, ComposedRows, LogEvents, LogWinners, resolve_winners
 from shim.read.merge_keys import MergeMode, MergeSpec
 from shim.read.partial_merge import resolve_partial_winners
+from shim.storage import Storage
 
 if TYPE_CHECKING:
     from shim.read.planned import PlannedScan
@@ -224,7 +225,7 @@ def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: Skipped
         blocks = visible_blocks(file_slice.log_paths(table.path), table.active_timeline, scan.read_instant, damage)
         log = read_slice_log(blocks, scan.schemas.resolver, schema, spec, damage, scan.schemas.full_schema.names,
                              file_slice.base_instant if file_slice.base_file is not None else None)
-        events, by_position = _placed(log.events, file_slice, table.path)
+        events, by_position = _placed(log.events, file_slice, table.storage)
         winners = (resolve_partial_winners(events, spec.mode, scan.schemas.full_schema.names)
                    if events.has_partial else resolve_winners(events, spec.mode))
         side = SliceLog(log.data, winners, by_position)
@@ -236,14 +237,14 @@ def start_slice_merge(scan: PlannedScan, file_slice: FileSlice, skipped: Skipped
                       by_position=side.by_position)
 
 
-def _placed(events: LogEvents, file_slice: FileSlice, table_path: str) -> tuple[LogEvents, bool]:
+def _placed(events: LogEvents, file_slice: FileSlice, storage: Storage) -> tuple[LogEvents, bool]:
     """The events keyed by the base rows their record positions name (and True), where every
     block names them for the slice's base file and inside it, as Hudi's position-based merge
     takes them; else as they are, keyed by record key (and False)."""
     positions = events.positions
-    path = file_slice.base_path(table_path)
+    path = file_slice.base_path(storage.root)
     if positions is None or path is None or not len(positions):
         return events, False
-    if int(positions.max()) >= parquet_footer(path).num_rows:
+    if int(positions.max()) >= parquet_footer(storage, path).num_rows:
         return events, False
     return dataclasses.replace(events, keys=pa.array(positions, pa.int64())), True

@@ -1,5 +1,5 @@
-"""`TableSnapshot`: what reading needs of a table (its path, config, timeline, listing, schema
-history and caches), so `shim.read` does not depend on `shim.table.Table`, which implements it."""
+"""`TableSnapshot`: what reading needs of a table (its path and storage, config, timeline,
+listing, schema history and caches), so `shim.read` does not depend on `shim.table.Table`, which implements it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from shim.read.cache import ByteBoundedCache
     from shim.read.committed import CommittedFiles
     from shim.read.table_schemas import TableSchemas
+    from shim.storage import Storage
     from shim.timeline.schemas import SchemaHistory
     from shim.timeline.timeline import Timeline
 
@@ -19,6 +20,7 @@ class TableSnapshot(Protocol):
     """A table as loaded at one moment."""
 
     path: str
+    storage: Storage
     config: TableConfig
     listing: TableListing
     committed: CommittedFiles

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
-from shim import storage
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from shim.storage import paths
 from shim.timeline.instant import Action, instant_key, normalize_instant
 from shim.timeline.timeline import Timeline
 
@@ -146,8 +146,8 @@ def _reaches_archive(table: TableSnapshot, timeline: Timeline, begin: str) -> bo
 
 def _has_archive(table: TableSnapshot) -> bool:
     """Whether the table's archive folder holds any file (archived instants)."""
-    folder = storage.join(table.path, ".hoodie", table.config.archive_path)
-    return any(entry.is_file for entry in storage.list_files(folder))
+    folder = paths.archive_folder(table.path, table.config.archive_path)
+    return any(entry.is_file for entry in table.storage.list_files(folder))
 
 
 def _check_full_scan_possible(table: TableSnapshot, timeline: Timeline, begin: str, finish: str | None,

@@ -7,15 +7,16 @@ from shim.properties import TableConfig
 from shim.services.archiving import archive_after_commit
 from shim.services.cleaning import clean_after_commit
 from shim.services.compaction import compact_after_commit
+from shim.storage import Storage
 from shim.write.options import WriteOptions
 
 
-def run_table_services(table_path: str, config: TableConfig, options: WriteOptions, instant: str) -> None:
+def run_table_services(storage: Storage, config: TableConfig, options: WriteOptions, instant: str) -> None:
     """Run what `options` asks for after the commit `instant` completed (a failure is a WriteError
     naming the commit, which stays completed)."""
     if config.is_mor:  # Hudi's order: table services (compaction) run before the clean
-        compact_after_commit(table_path, config, options, instant)
+        compact_after_commit(storage, config, options, instant)
     if options.auto_clean:
-        clean_after_commit(table_path, config, options.clean, instant)
+        clean_after_commit(storage, config, options.clean, instant)
     if options.auto_archive:
-        archive_after_commit(table_path, config, options.archive, instant)
+        archive_after_commit(storage, config, options.archive, instant)

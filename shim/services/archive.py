@@ -18,12 +18,12 @@ from typing import Any
 
 import fastavro
 
-from shim import storage
 from shim.avro.schema import named_once, parse_avro_schema
 from shim.errors import UnsupportedFeatureError
 from shim.log.writer import encode_avro_records_block, write_log_file
 from shim.properties import TableConfig
 from shim.services.archive_plan import ArchiveSettings, instants_to_archive
+from shim.storage import Storage, paths
 from shim.timeline.archived import next_archive_version
 from shim.timeline.instant import Action, Instant, State
 from shim.timeline.timeline import Timeline
@@ -44,19 +44,20 @@ class ArchiveResult:
     archive_file: str
 
 
-def archive_timeline(table_path: str, config: TableConfig, settings: ArchiveSettings | None = None) -> ArchiveResult | None:
+def archive_timeline(storage: Storage, config: TableConfig, settings: ArchiveSettings | None = None) -> ArchiveResult | None:
     """Archive what the rules allow (caller holds the table guard); None when nothing goes.
 
     Raises:
         UnsupportedFeatureError: a table version other than 6 (the version this writer writes; 8+
             archive to an LSM timeline).
     """
+    table_path = storage.root
     if config.version != 6:
         raise UnsupportedFeatureError(
             f"{table_path}: archiving writes table version 6 archive logs; this table is version {config.version}",
             feature=f"archive-table-version-{config.version}")
     settings = settings or ArchiveSettings()
-    timeline = Timeline.load(table_path, config)
+    timeline = Timeline.load(storage, config)
     chosen = instants_to_archive(timeline, settings)
     if not chosen:
         return None
@@ -64,10 +65,10 @@ def archive_timeline(table_path: str, config: TableConfig, settings: ArchiveSett
     batch = max(1, settings.batch)
     blocks = [encode_avro_records_block(records[i:i + batch], _ENTRY_SCHEMA, {})
               for i in range(0, len(records), batch)]
-    folder = storage.join(table_path, ".hoodie", config.archive_path)
+    folder = paths.archive_folder(table_path, config.archive_path)
     storage.make_dirs(folder)
-    path = os.path.join(folder, f".commits_.archive.{next_archive_version(table_path, config)}_{_WRITE_TOKEN}")
-    write_log_file(path, blocks)
+    path = os.path.join(folder, f".commits_.archive.{next_archive_version(storage, config)}_{_WRITE_TOKEN}")
+    write_log_file(storage, path, blocks)
     for inst in [i for i in chosen if not i.is_completed] + [i for i in chosen if i.is_completed]:
         storage.remove(os.path.join(timeline.folder, inst.file_name), missing_ok=True)
     return ArchiveResult(tuple(chosen), path)
@@ -132,7 +133,7 @@ def _requested_content(timeline: Timeline, instant: Instant) -> dict[str, Any]:
     """The plan in the requested file of a clean or compaction (its inflight file may be empty)."""
     requested = Instant(instant.requested_time, instant.action, State.REQUESTED, None,
                         f"{instant.requested_time}.{instant.action.value}.requested")
-    present = storage.exists(os.path.join(timeline.folder, requested.file_name))
+    present = timeline.storage.exists(os.path.join(timeline.folder, requested.file_name))
     return timeline.read_raw(requested if present else instant)
 
 

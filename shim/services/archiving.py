@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shim import storage
 from shim.errors import TableNotFoundError
 from shim.properties import TableConfig, read_table_config
 from shim.services.archive import ArchiveResult, archive_timeline
 from shim.services.archive_plan import ArchiveSettings
 from shim.services.options import archive_settings
+from shim.storage import Storage, storage_and_options
 from shim.write.txn import after_commit, table_guard
 
 
-def archive(path: str, options: Mapping[str, str] | None = None) -> ArchiveResult | None:
+def archive(path: str | Storage, options: Mapping[str, str] | None = None) -> ArchiveResult | None:
     """Archive the table at `path` now (`hoodie.keep.*` options; Hudi's defaults otherwise).
 
     Raises:
@@ -32,20 +32,21 @@ def archive(path: str, options: Mapping[str, str] | None = None) -> ArchiveResul
         InvalidArgumentError: bad `hoodie.keep.*` values.
         UnsupportedFeatureError: a table version other than 6.
     """
-    table_path = storage.resolve_table_path(path)
-    config = read_table_config(table_path)
+    storage, options = storage_and_options(path, options)
+    table_path = storage.root
+    config = read_table_config(storage)
     if config is None:
         raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
-    return run_archive(table_path, config, archive_settings(options or {}, is_mor=config.is_mor))
+    return run_archive(storage, config, archive_settings(options or {}, is_mor=config.is_mor))
 
 
-def run_archive(table_path: str, config: TableConfig, settings: ArchiveSettings) -> ArchiveResult | None:
+def run_archive(storage: Storage, config: TableConfig, settings: ArchiveSettings) -> ArchiveResult | None:
     """Archive under the table guard."""
-    with table_guard(table_path):
-        return archive_timeline(table_path, config, settings)
+    with table_guard(storage):
+        return archive_timeline(storage, config, settings)
 
 
-def archive_after_commit(table_path: str, config: TableConfig, settings: ArchiveSettings, instant: str) -> None:
+def archive_after_commit(storage: Storage, config: TableConfig, settings: ArchiveSettings, instant: str) -> None:
     """The automatic archival after the commit `instant` completed (a failure names that commit)."""
-    after_commit(table_path, instant, "archiving the timeline", "the next write archives again",
-                 lambda: run_archive(table_path, config, settings))
+    after_commit(storage, instant, "archiving the timeline", "the next write archives again",
+                 lambda: run_archive(storage, config, settings))

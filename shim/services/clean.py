@@ -16,10 +16,10 @@ import os
 import time
 from dataclasses import dataclass
 
-from shim import storage
 from shim.errors import CorruptFileError, WriteError
 from shim.properties import TableConfig
 from shim.services.clean_plan import CleanPlan, CleanSettings, files_by_partition, plan_clean
+from shim.storage import Storage, join, paths
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
@@ -38,16 +38,17 @@ class CleanResult:
     failed: tuple[tuple[str, str], ...]
 
 
-def clean_table(table_path: str, config: TableConfig, settings: CleanSettings | None = None, *,
+def clean_table(storage: Storage, config: TableConfig, settings: CleanSettings | None = None, *,
                 now: datetime.datetime | None = None) -> list[CleanResult]:
     """Finish interrupted cleans, then plan and run a new clean when some files can go.
 
     Returns one result per clean run (none when there was nothing to delete)."""
+    table_path = storage.root
     if config.timeline_layout_version != 1:
         raise WriteError(f"{table_path}: hudi-shim cleans table version 6 (timeline layout 1) only", path=table_path)
     settings = settings or CleanSettings()
-    hoodie = os.path.join(table_path, ".hoodie")
-    timeline = Timeline.load(table_path, config)
+    hoodie = paths.hoodie(table_path)
+    timeline = Timeline.load(storage, config)
     results = []
     for pending in timeline.pending(Action.CLEAN):
         path = os.path.join(hoodie, f"{pending.requested_time}.clean.requested")
@@ -58,31 +59,32 @@ def clean_table(table_path: str, config: TableConfig, settings: CleanSettings | 
         except (ValueError, EOFError) as exc:  # fastavro's errors for bytes that are not an Avro container
             raise CorruptFileError(f"{path}: the interrupted clean's plan does not decode: {exc}", path=path) from exc
         interrupted = CleanPlan.from_avro(record, path)
-        results.append(_run(table_path, pending.requested_time, interrupted))
+        results.append(_run(storage, pending.requested_time, interrupted))
     if results:
-        timeline = Timeline.load(table_path, config)
-    plan = plan_clean(table_path, timeline, settings, now)
+        timeline = Timeline.load(storage, config)
+    plan = plan_clean(storage, timeline, settings, now)
     if plan is None:
         return results
     latest = max((i.requested_time for i in timeline.instants), key=instant_key, default=None)
     instant = new_instant_time(after=latest)
     storage.write_atomically(os.path.join(hoodie, f"{instant}.clean.requested"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(table_path)))
-    results.append(_run(table_path, instant, plan))
+    results.append(_run(storage, instant, plan))
     return results
 
 
-def _run(table_path: str, instant: str, plan: CleanPlan) -> CleanResult:
+def _run(storage: Storage, instant: str, plan: CleanPlan) -> CleanResult:
     """Move the clean to inflight, delete its files, complete it."""
+    table_path = storage.root
     started = time.monotonic()
-    hoodie = os.path.join(table_path, ".hoodie")
+    hoodie = paths.hoodie(table_path)
     storage.write_atomically(os.path.join(hoodie, f"{instant}.clean.inflight"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(table_path)))
     deleted: list[tuple[str, str]] = []
     failed: list[tuple[str, str]] = []
     for partition, name in files_by_partition(plan):
         try:
-            storage.remove(storage.join(table_path, partition, name))
+            storage.remove(join(table_path, partition, name))
             deleted.append((partition, name))
         except OSError:  # already gone (an interrupted clean) or not deletable: recorded as Hudi does
             failed.append((partition, name))

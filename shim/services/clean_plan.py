@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shim import storage
 from shim.errors import InvalidArgumentError
 from shim.layout.partitions import list_partitions
 from shim.layout.slices import FileGroupFiles, list_file_groups
+from shim.storage import Storage, join
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.timeline import Timeline
 
@@ -81,7 +81,7 @@ class CleanPlan:
             "filesToBeDeletedPerPartition": {},
             "version": 2,
             "filePathsToBeDeletedPerPartition": {
-                partition: [{"filePath": storage.join(table_path, partition, name), "isBootstrapBaseFile": False}
+                partition: [{"filePath": join(table_path, partition, name), "isBootstrapBaseFile": False}
                             for name in names]
                 for partition, names in sorted(self.files.items())
             },
@@ -138,12 +138,12 @@ def earliest_commit_to_retain(timeline: Timeline, settings: CleanSettings,
     return candidate
 
 
-def plan_clean(table_path: str, timeline: Timeline, settings: CleanSettings,
+def plan_clean(storage: Storage, timeline: Timeline, settings: CleanSettings,
                now: datetime.datetime | None = None) -> CleanPlan | None:
     """The clean to run now, or None when no file can go."""
     retained = earliest_commit_to_retain(timeline, settings, now)
     if settings.policy is CleanPolicy.KEEP_LATEST_FILE_VERSIONS:
-        partitions = list_partitions(table_path, timeline.config)
+        partitions = list_partitions(storage, timeline.config)
         replaced = set(_replaced_groups(timeline))
         versions = settings.file_versions_retained
 
@@ -153,7 +153,7 @@ def plan_clean(table_path: str, timeline: Timeline, settings: CleanSettings,
         return None
     else:
         horizon = retained.requested_time
-        partitions = _partitions_to_look_at(table_path, timeline, horizon)
+        partitions = _partitions_to_look_at(storage, timeline, horizon)
         replaced = {group for group, when in _replaced_groups(timeline).items()
                     if instant_key(when) < instant_key(horizon)}
 
@@ -161,7 +161,7 @@ def plan_clean(table_path: str, timeline: Timeline, settings: CleanSettings,
             return _outdated_files(group, timeline, horizon)
     keep = _protected_files(timeline)
     files: dict[str, list[str]] = {}
-    for group in list_file_groups(table_path, partitions):
+    for group in list_file_groups(storage, partitions):
         key = (group.partition_path, group.file_id)
         names = _all_files(group) if key in replaced else outdated(group)
         names = [n for n in names if (group.partition_path, n) not in keep]
@@ -176,11 +176,11 @@ def plan_clean(table_path: str, timeline: Timeline, settings: CleanSettings,
     )
 
 
-def _partitions_to_look_at(table_path: str, timeline: Timeline, horizon: str) -> list[str]:
+def _partitions_to_look_at(storage: Storage, timeline: Timeline, horizon: str) -> list[str]:
     found = timeline.latest_clean()
     previous = found[1] if found else ""
     if not previous:
-        return list_partitions(table_path, timeline.config)
+        return list_partitions(storage, timeline.config)
     partitions: set[str] = set()
     for instant in timeline.completed_writes():
         if instant_key(previous) <= instant_key(instant.requested_time) < instant_key(horizon):

@@ -12,36 +12,37 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shim import storage
 from shim.errors import TableNotFoundError
 from shim.properties import TableConfig, read_table_config
 from shim.services.clean import CleanResult, clean_table
 from shim.services.clean_plan import CleanSettings
 from shim.services.options import clean_settings
+from shim.storage import Storage, storage_and_options
 from shim.write.txn import after_commit, table_guard
 
 
-def clean(path: str, options: Mapping[str, str] | None = None) -> list[CleanResult]:
+def clean(path: str | Storage, options: Mapping[str, str] | None = None) -> list[CleanResult]:
     """Clean the table at `path` now (`hoodie.cleaner.*` options; Hudi's defaults otherwise).
 
     Raises:
         TableNotFoundError: no Hudi table there.
         UnsupportedFeatureError: a cleaner policy this cleaner does not implement.
     """
-    table_path = storage.resolve_table_path(path)
-    config = read_table_config(table_path)
+    storage, options = storage_and_options(path, options)
+    table_path = storage.root
+    config = read_table_config(storage)
     if config is None:
         raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
-    return run_clean(table_path, config, clean_settings(options or {}))
+    return run_clean(storage, config, clean_settings(options or {}))
 
 
-def run_clean(table_path: str, config: TableConfig, settings: CleanSettings) -> list[CleanResult]:
+def run_clean(storage: Storage, config: TableConfig, settings: CleanSettings) -> list[CleanResult]:
     """Clean under the table guard."""
-    with table_guard(table_path):
-        return clean_table(table_path, config, settings)
+    with table_guard(storage):
+        return clean_table(storage, config, settings)
 
 
-def clean_after_commit(table_path: str, config: TableConfig, settings: CleanSettings, instant: str) -> None:
+def clean_after_commit(storage: Storage, config: TableConfig, settings: CleanSettings, instant: str) -> None:
     """The automatic clean after the commit `instant` completed (a failure names that commit)."""
-    after_commit(table_path, instant, "the clean", "the next write cleans again",
-                 lambda: run_clean(table_path, config, settings))
+    after_commit(storage, instant, "the clean", "the next write cleans again",
+                 lambda: run_clean(storage, config, settings))

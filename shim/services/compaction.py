@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-from shim import storage
 from shim.errors import TableNotFoundError, UnsupportedFeatureError, WriteError
 from shim.files import base_file_name
 from shim.layout.slices import FileSlice
@@ -37,6 +35,7 @@ from shim.read.request import build_scan
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.services.compaction_trigger import InlineMode, compaction_due
 from shim.services.rollback import rollback_failed_write
+from shim.storage import Storage, join, paths, storage_and_options
 from shim.table import Table, open_table
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
@@ -71,7 +70,7 @@ COMPACTION_PLAN_VERSION = 2
 class CompactionJob:
     """A started compaction (picklable): its instant, the write it reads as of, its operations."""
 
-    table_path: str
+    storage: Storage
     config: TableConfig
     txn: Transaction
     read_instant: str
@@ -100,14 +99,14 @@ def compact(location: str, options: Mapping[str, str] | None = None, *,
         ConcurrentWriteError: another live writer holds the table.
         UnsupportedFeatureError: the table is copy-on-write.
     """
-    table_path, config = _mor_table(location)
-    opts = dict(options or {})
+    storage, opts = storage_and_options(location, options)
+    config = _mor_table(storage)
     bloom_filter, parquet = flag(opts, BLOOM_FILTER, True), parquet_settings(opts)  # checked before any write
-    return run_compaction(table_path, config, bloom_filter=bloom_filter, parquet=parquet,
+    return run_compaction(storage, config, bloom_filter=bloom_filter, parquet=parquet,
                           timeout_s=_timeout_s(opts), runner=runner)
 
 
-def compact_after_commit(table_path: str, config: TableConfig, options: WriteOptions, instant: str) -> str | None:
+def compact_after_commit(storage: Storage, config: TableConfig, options: WriteOptions, instant: str) -> str | None:
     """Hudi's inline compaction after the delta commit `instant` completed: a pending compaction
     runs, or, when the trigger fires, one is scheduled (and, unless only scheduling, run) in this
     process. A failure names the commit, which stays completed."""
@@ -120,19 +119,19 @@ def compact_after_commit(table_path: str, config: TableConfig, options: WriteOpt
 
     def run() -> str | None:
         if settings.mode is InlineMode.SCHEDULE:
-            return _schedule_only(table_path, config, options.heartbeat_timeout_s, due)
-        return run_compaction(table_path, config, bloom_filter=options.bloom_filter, parquet=options.parquet,
+            return _schedule_only(storage, config, options.heartbeat_timeout_s, due)
+        return run_compaction(storage, config, bloom_filter=options.bloom_filter, parquet=options.parquet,
                               timeout_s=options.heartbeat_timeout_s, due=due)
 
-    return after_commit(table_path, instant, "the inline compaction",
+    return after_commit(storage, instant, "the inline compaction",
                         "engines.spark.compact(path) resumes the compaction", run)
 
 
-def run_compaction(table_path: str, config: TableConfig, *, bloom_filter: bool, parquet: ParquetSettings,
+def run_compaction(storage: Storage, config: TableConfig, *, bloom_filter: bool, parquet: ParquetSettings,
                    timeout_s: float, runner: OperationRunner | None = None,
                    due: Callable[[Timeline, str], bool] | None = None) -> str | None:
     """Resume a pending compaction or schedule one (when `due`), run it and complete it."""
-    job = start_compaction(table_path, config, timeout_s, due)
+    job = start_compaction(storage, config, timeout_s, due)
     if job is None:
         return None
     job = dataclasses.replace(job, bloom_filter=bloom_filter, parquet=parquet)
@@ -149,15 +148,15 @@ def run_compaction(table_path: str, config: TableConfig, *, bloom_filter: bool, 
     return job.instant
 
 
-def _mor_table(location: str) -> tuple[str, TableConfig]:
-    table_path = storage.resolve_table_path(location)
-    config = read_table_config(table_path)
+def _mor_table(storage: Storage) -> TableConfig:
+    config = read_table_config(storage)
     if config is None:
-        raise TableNotFoundError(f"no Hudi table at {table_path}", path=table_path)
+        raise TableNotFoundError(f"no Hudi table at {storage.root}", path=storage.root)
     if not config.is_mor:
-        raise UnsupportedFeatureError(f"{table_path}: only merge-on-read tables are compacted", feature="compact-cow")
+        raise UnsupportedFeatureError(f"{storage.root}: only merge-on-read tables are compacted",
+                                      feature="compact-cow")
     config.require_parquet_base_files("compact it")
-    return table_path, config
+    return config
 
 
 def _timeout_s(options: Mapping[str, str]) -> float:
@@ -166,33 +165,33 @@ def _timeout_s(options: Mapping[str, str]) -> float:
         options.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES)) / 1000.0
 
 
-def start_compaction(table_path: str, config: TableConfig, timeout_s: float,
+def start_compaction(storage: Storage, config: TableConfig, timeout_s: float,
                      due: Callable[[Timeline, str], bool] | None = None) -> CompactionJob | None:
     """Under the table guard: resume a dead writer's compaction, or schedule a new one (if `due`
     says so of the timeline and the new instant)."""
-    with table_guard(table_path):
-        timeline = _recovered_timeline(table_path, config, timeout_s)
+    table_path = storage.root
+    with table_guard(storage):
+        timeline = _recovered_timeline(storage, config, timeout_s)
         pending = timeline.pending(Action.COMPACTION)
         if pending:
             inst = pending[0]
             if inst.state.value == "inflight":
                 after = max((i.requested_time for i in timeline.instants), key=instant_key)
-                rollback_failed_write(table_path, inst, new_instant_time(after=after), keep_requested=True)
+                rollback_failed_write(storage, inst, new_instant_time(after=after), keep_requested=True)
             instant = inst.requested_time
-            plan = decode_avro_record(storage.read_bytes(os.path.join(table_path, ".hoodie",
-                                                                      f"{instant}.compaction.requested")))
+            plan = decode_avro_record(storage.read_bytes(paths.hoodie(table_path, f"{instant}.compaction.requested")))
             operations = tuple(plan.get("operations") or ())
-            heartbeat.beat(table_path, instant)
+            heartbeat.beat(storage, instant)
         else:
-            scheduled = _schedule(table_path, config, timeline, due)
+            scheduled = _schedule(storage, config, timeline, due)
             if scheduled is None:
                 return None
             instant, operations = scheduled
-            heartbeat.beat(table_path, instant)
-    txn = Transaction(table_path, instant, Action.COMPACTION, timeout_s)
+            heartbeat.beat(storage, instant)
+    txn = Transaction(storage, instant, Action.COMPACTION, timeout_s)
     try:
         txn.files(config).start(b"")
-        table = Table(table_path, config)
+        table = Table(storage, config)
         writes_before = [i.requested_time for i in table.active_timeline.completed_writes()
                          if instant_key(i.requested_time) < instant_key(instant)]
         if not writes_before:
@@ -203,37 +202,37 @@ def start_compaction(table_path: str, config: TableConfig, timeout_s: float,
     except BaseException:
         abandon(txn)
         raise
-    return CompactionJob(table_path, config, txn, read_instant, schema_to_json(schema), operations)
+    return CompactionJob(storage, config, txn, read_instant, schema_to_json(schema), operations)
 
 
 def schedule_compaction(location: str, options: Mapping[str, str] | None = None) -> str | None:
     """Write a compaction plan (`<ts>.compaction.requested`) for every file slice with log files,
     without running it; returns its instant, or None when a compaction is already pending or no
     slice has logs. `compact` runs it; until then writes to its file groups start new slices."""
-    table_path, config = _mor_table(location)
-    return _schedule_only(table_path, config, _timeout_s(dict(options or {})), None)
+    storage, opts = storage_and_options(location, options)
+    return _schedule_only(storage, _mor_table(storage), _timeout_s(opts), None)
 
 
-def _schedule_only(table_path: str, config: TableConfig, timeout_s: float,
+def _schedule_only(storage: Storage, config: TableConfig, timeout_s: float,
                    due: Callable[[Timeline, str], bool] | None) -> str | None:
-    with table_guard(table_path):
-        timeline = _recovered_timeline(table_path, config, timeout_s)
+    with table_guard(storage):
+        timeline = _recovered_timeline(storage, config, timeout_s)
         if timeline.pending(Action.COMPACTION):
             return None
-        scheduled = _schedule(table_path, config, timeline, due)
+        scheduled = _schedule(storage, config, timeline, due)
     return scheduled[0] if scheduled else None
 
 
-def _recovered_timeline(table_path: str, config: TableConfig, timeout_s: float) -> Timeline:
+def _recovered_timeline(storage: Storage, config: TableConfig, timeout_s: float) -> Timeline:
     """The timeline once dead writers' instants are rolled back (caller holds the table guard)."""
-    recover(table_path, config, Timeline.load(table_path, config), timeout_s)
-    return Timeline.load(table_path, config)
+    recover(storage, config, Timeline.load(storage, config), timeout_s)
+    return Timeline.load(storage, config)
 
 
-def _schedule(table_path: str, config: TableConfig, timeline: Timeline,
+def _schedule(storage: Storage, config: TableConfig, timeline: Timeline,
               due: Callable[[Timeline, str], bool] | None) -> tuple[str, tuple[dict[str, Any], ...]] | None:
     """Plan a compaction of every file slice with log files (caller holds the table guard)."""
-    table = Table(table_path, config)
+    table = Table(storage, config)
     read_instant = table.active_timeline.resolve_as_of(None)
     if read_instant is None:
         return None
@@ -247,7 +246,7 @@ def _schedule(table_path: str, config: TableConfig, timeline: Timeline,
     operations = tuple(_operation(s) for s in slices)
     plan = {"operations": list(operations), "extraMetadata": {}, "version": COMPACTION_PLAN_VERSION,
             "strategy": None, "preserveHoodieMetadata": True}
-    InstantFiles(table_path, config, instant, Action.COMPACTION).request(encode_avro_record(COMPACTION_PLAN, plan))
+    InstantFiles(storage, config, instant, Action.COMPACTION).request(encode_avro_record(COMPACTION_PLAN, plan))
     return instant, operations
 
 
@@ -273,14 +272,14 @@ def _operation(file_slice: FileSlice) -> dict[str, Any]:
 def compact_file_group(job: CompactionJob, op: dict[str, Any], task: TaskInfo | None = None) -> str:
     """Merge one file slice into a new base file of the compaction instant; returns its name."""
     task = task or TaskInfo()
-    with KeepAlive(job.table_path, job.instant, job.txn.timeout_s / 4):
+    with KeepAlive(job.storage, job.instant, job.txn.timeout_s / 4):
         return _compact(job, op, task)
 
 
 def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
     partition = op.get("partitionPath") or ""
     file_id = op["fileId"]
-    scan = build_scan(open_table(job.table_path), mode="snapshot", include_meta=True, as_of=job.read_instant)
+    scan = build_scan(open_table(job.storage), mode="snapshot", include_meta=True, as_of=job.read_instant)
     slices = [s for s in scan.slices if s.partition_path == partition and s.file_id == file_id]
     rows = dataclasses.replace(scan, slices=slices).reader().read_all() if slices else None
     schema = schema_from_json(job.schema_json)
@@ -288,17 +287,17 @@ def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
     data = rows.select(target.names).cast(target) if rows is not None else target.empty_table()
     name = base_file_name(file_id, task.write_token, job.instant)
     bucket = int(file_id[:8]) if file_id[:8].isdigit() else 0
-    with locked_group(job.table_path, job.instant, partition, bucket) as handle:
+    with locked_group(job.storage, job.instant, partition, bucket) as handle:
         state = handle.read() or GroupState(partition, bucket, file_id)
-        create_marker(job.table_path, job.instant, partition, name, IOType.CREATE)
+        create_marker(job.storage, job.instant, partition, name, IOType.CREATE)
         written = write_base_file(
-            job.table_path, job.config, partition_path=partition, file_id=file_id, instant=job.instant,
+            job.storage, job.config, partition_path=partition, file_id=file_id, instant=job.instant,
             write_token=task.write_token, data=data, partition_id=task.partition_id,
             prev_commit=op.get("baseInstantTime"), preserve_meta=True, bloom_filter=job.bloom_filter,
             parquet=job.parquet,
         )
         if state.base is not None and state.base.file_name != name:
-            storage.remove(storage.join(job.table_path, partition, state.base.file_name), missing_ok=True)
+            job.storage.remove(join(job.storage.root, partition, state.base.file_name), missing_ok=True)
         handle.write(dataclasses.replace(state, base=dataclasses.replace(written, num_updates=written.num_writes,
                                                                          num_inserts=0)))
     return name
@@ -312,11 +311,11 @@ def _full_schema(schema: InternalSchema) -> pa.Schema:
 def finish_compaction(job: CompactionJob) -> None:
     """Complete the compaction as a `commit` with `compacted: true`."""
     schema = schema_from_json(job.schema_json)
-    states = all_states(job.table_path, job.instant)
-    remove_unlisted_files(job.table_path, job.instant, states)
+    states = all_states(job.storage, job.instant)
+    remove_unlisted_files(job.storage, job.instant, states)
     writes = tuple(w for state in states for w in state.writes)
     extra = {"schema": json.dumps(avro_record_schema(job.config.name, data_arrow_schema(schema)))}
-    table_has_history = storage.is_dir(os.path.join(job.table_path, ".hoodie", ".schema"))
+    table_has_history = job.storage.is_dir(paths.schema_folder(job.storage.root))
     if table_has_history:
         extra[LATEST_SCHEMA_KEY] = schema_to_json(schema)
     complete(job.txn, job.config, CommitRecord(writes, "COMPACT", extra, compacted=True))

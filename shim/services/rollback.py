@@ -15,9 +15,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from shim import storage
 from shim.files import parse_base_file, parse_log_file
-from shim.storage import join
+from shim.storage import Storage, join, paths
 from shim.timeline.instant import Action, Instant
 from shim.write.avro_metadata import ROLLBACK_METADATA, ROLLBACK_PLAN, encode_avro_record
 from shim.write.heartbeat import stop as stop_heartbeat
@@ -42,7 +41,7 @@ def _timeline_name(instant: str, action: Action, state: str) -> str:
 
 
 def rollback_failed_write(
-    table_path: str,
+    storage: Storage,
     failed: Instant,
     rollback_instant: str,
     *,
@@ -55,13 +54,14 @@ def rollback_failed_write(
         keep_requested: leave `<instant>.<action>.requested` (a compaction plan to run again).
         extra_files: files to delete besides those the markers name.
     """
+    table_path = storage.root
     started = time.monotonic()
-    markers = {(m.partition_path, m.file_name): m for m in [*list_markers(table_path, failed.requested_time),
+    markers = {(m.partition_path, m.file_name): m for m in [*list_markers(storage, failed.requested_time),
                                                             *extra_files]}
     by_partition: dict[str, list[Marker]] = {}
     for marker in markers.values():
         by_partition.setdefault(marker.partition_path, []).append(marker)
-    hoodie = os.path.join(table_path, ".hoodie")
+    hoodie = paths.hoodie(table_path)
     storage.write_atomically(
         os.path.join(hoodie, f"{rollback_instant}.rollback.requested"),
         encode_avro_record(ROLLBACK_PLAN, _plan(table_path, failed, by_partition)),
@@ -87,9 +87,9 @@ def rollback_failed_write(
     action = failed.action
     for state in ("inflight",) if keep_requested else ("inflight", "requested"):
         storage.remove(os.path.join(hoodie, _timeline_name(failed.requested_time, action, state)), missing_ok=True)
-    remove_schema_files(table_path, failed.requested_time)
-    delete_marker_folder(table_path, failed.requested_time)
-    stop_heartbeat(table_path, failed.requested_time)
+    remove_schema_files(storage, failed.requested_time)
+    delete_marker_folder(storage, failed.requested_time)
+    stop_heartbeat(storage, failed.requested_time)
     partitions = sorted(set(deleted) | set(failed_paths))
     metadata = {
         "startRollbackTime": rollback_instant,
@@ -148,8 +148,9 @@ def _plan(table_path: str, failed: Instant, by_partition: dict[str, list[Marker]
     }
 
 
-def base_files_of_instant(table_path: str, partitions: Iterable[str], instant: str) -> list[Marker]:
+def base_files_of_instant(storage: Storage, partitions: Iterable[str], instant: str) -> list[Marker]:
     """Base files named with `instant` (used when a failed write left no markers)."""
+    table_path = storage.root
     found = []
     for partition in partitions:
         folder = join(table_path, partition)

@@ -17,11 +17,11 @@ from typing import Any
 
 import fastavro
 
-from shim import storage
 from shim.errors import InvalidTableError
 from shim.log.blocks import BlockType, HeaderKey
 from shim.log.reader import read_log_file
 from shim.properties import TableConfig
+from shim.storage import Storage, paths
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.lsm import read_lsm_instants
 
@@ -41,21 +41,21 @@ class ArchivedInstant:
     entry: dict[str, Any]
 
 
-def archive_files(table_path: str, config: TableConfig) -> list[str]:
+def archive_files(storage: Storage, config: TableConfig) -> list[str]:
     """Paths of the archive log files, oldest first."""
-    folder = storage.join(table_path, ".hoodie", config.archive_path)
+    folder = paths.archive_folder(storage.root, config.archive_path)
     found = [(int(m.group(1)), name) for name in storage.list_names(folder) if (m := _ARCHIVE_FILE.match(name))]
     return [os.path.join(folder, name) for _, name in sorted(found)]
 
 
-def next_archive_version(table_path: str, config: TableConfig) -> int:
+def next_archive_version(storage: Storage, config: TableConfig) -> int:
     """The version number the next archive log file takes."""
-    files = archive_files(table_path, config)
+    files = archive_files(storage, config)
     last = _ARCHIVE_FILE.match(os.path.basename(files[-1])) if files else None
     return int(last.group(1)) + 1 if last else 1
 
 
-def read_archived_timeline(table_path: str, config: TableConfig) -> list[ArchivedInstant]:
+def read_archived_timeline(storage: Storage, config: TableConfig) -> list[ArchivedInstant]:
     """Every archived instant file, ordered by time (state order kept within a time). On the LSM
     timeline (layout 2) only completed instants are archived: each comes with `completionTime`,
     `metadata` and `plan` in its entry.
@@ -65,18 +65,18 @@ def read_archived_timeline(table_path: str, config: TableConfig) -> list[Archive
             manifest that does not read, naming the file.
     """
     if config.timeline_layout_version >= 2:
-        folder = storage.join(table_path, ".hoodie", config.archive_path)
+        folder = paths.archive_folder(storage.root, config.archive_path)
         return [ArchivedInstant(e["requested_time"], e["action"], "COMPLETED",
                                 {"completionTime": e["completion_time"], "metadata": e["metadata"], "plan": e["plan"]})
-                for e in read_lsm_instants(folder)]
+                for e in read_lsm_instants(storage, folder)]
     found: list[ArchivedInstant] = []
-    for path in archive_files(table_path, config):
-        found.extend(_entries(path))
+    for path in archive_files(storage, config):
+        found.extend(_entries(storage, path))
     return sorted(found, key=lambda a: instant_key(a.requested_time))
 
 
-def _entries(path: str) -> list[ArchivedInstant]:
-    contents = read_log_file(path)
+def _entries(storage: Storage, path: str) -> list[ArchivedInstant]:
+    contents = read_log_file(storage, path)
     out = []
     for block in contents.blocks:
         where = f"{path} (block at byte {block.offset})"
@@ -101,18 +101,18 @@ _ENTRY_METADATA = {"commit": "hoodieCommitMetadata", "deltacommit": "hoodieCommi
                    "rollback": "hoodieRollbackMetadata", "savepoint": "hoodieSavePointMetadata"}
 
 
-def archived_completed_instants(table_path: str, config: TableConfig) -> list[tuple[Instant, dict[str, Any]]]:
+def archived_completed_instants(storage: Storage, config: TableConfig) -> list[tuple[Instant, dict[str, Any]]]:
     """The archive's completed instants of known actions, with their completed content (commit
     metadata of writes), oldest first: what `Timeline.including_archive` takes."""
     found: list[tuple[Instant, dict[str, Any]]] = []
-    for archived in read_archived_timeline(table_path, config):
+    for archived in read_archived_timeline(storage, config):
         if archived.state.upper() != "COMPLETED" or archived.action not in _ENTRY_METADATA:
             continue
         if "metadata" in archived.entry and "completionTime" in archived.entry:  # LSM
             raw, completion = archived.entry["metadata"], archived.entry["completionTime"]
         else:
             raw, completion = archived.entry.get(_ENTRY_METADATA[archived.action]), None
-        action = Action.parse(archived.action, table_path)
+        action = Action.parse(archived.action, storage.root)
         name = f"archived:{archived.requested_time}.{archived.action}"
         found.append((Instant(archived.requested_time, action, State.COMPLETED, completion, name), dict(raw or {})))
     return found

@@ -18,8 +18,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from shim import storage
 from shim.errors import FileGoneError, InvalidTableError
+from shim.storage import Storage, decode_text
 from shim.timeline.metadata import decode_instant_content
 
 HISTORY_FOLDER = "history"
@@ -27,11 +27,11 @@ VERSION_FILE = "_version_"
 _COLUMNS = ["instantTime", "completionTime", "action", "metadata", "plan"]
 
 
-def lsm_files(history: str) -> list[str]:
+def lsm_files(storage: Storage, history: str) -> list[str]:
     """Paths of the Parquet files the current manifest of `history` lists ([] when none)."""
     version_path = os.path.join(history, VERSION_FILE)
     try:
-        text = storage.decode_text(storage.read_bytes(version_path), version_path).strip()
+        text = decode_text(storage.read_bytes(version_path), version_path).strip()
     except (FileNotFoundError, FileGoneError):  # as Hudi: then the newest manifest there is current
         versions = [int(n[len("manifest_"):]) for n in storage.list_names(history)
                     if n.startswith("manifest_") and n[len("manifest_"):].isdigit()]
@@ -52,11 +52,11 @@ def lsm_files(history: str) -> list[str]:
     return [os.path.join(history, name) for name in names]
 
 
-def read_lsm_instants(history: str) -> list[dict[str, Any]]:
+def read_lsm_instants(storage: Storage, history: str) -> list[dict[str, Any]]:
     """Every archived instant of the LSM timeline in `history`: requested and completion time,
     action, and its decoded metadata and plan (None when absent), oldest first."""
     found: list[dict[str, Any]] = []
-    for path in lsm_files(history):
+    for path in lsm_files(storage, history):
         try:
             rows = pq.read_table(io.BytesIO(storage.read_bytes(path)), columns=_COLUMNS).to_pylist()
         except (FileNotFoundError, FileGoneError) as exc:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 import threading
 
-from shim import storage
 from shim.errors import InvalidTableError
 from shim.schema import InternalSchema, history_from_json, schema_from_json, search_schema
+from shim.storage import Storage, decode_text, paths
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
 
-SCHEMA_FOLDER = ".schema"
+SCHEMA_FOLDER = paths.SCHEMA_FOLDER
 SCHEMA_COMMIT_SUFFIX = ".schemacommit"
 
 
@@ -27,6 +27,7 @@ class SchemaHistory:
 
     def __init__(self, table_path: str, timeline: Timeline) -> None:
         self.table_path = table_path
+        self.storage: Storage = timeline.storage
         self.timeline = timeline
         self._lock = threading.Lock()
         self._by_instant: dict[str, InternalSchema | None] = {}
@@ -34,7 +35,7 @@ class SchemaHistory:
 
     @property
     def folder(self) -> str:
-        return os.path.join(self.table_path, ".hoodie", SCHEMA_FOLDER)
+        return paths.schema_folder(self.table_path)
 
     def history(self) -> list[InternalSchema]:
         """Versions from the newest completed `.schemacommit` file, newest first ([] if none)."""
@@ -45,7 +46,7 @@ class SchemaHistory:
 
     def _load_history(self) -> list[InternalSchema]:
         candidates: dict[str, str] = {}
-        for name in storage.list_names(self.folder):
+        for name in self.storage.list_names(self.folder):
             if not name.endswith(SCHEMA_COMMIT_SUFFIX):
                 continue
             # `<instant>.schemacommit`; on timeline layout 2 `<instant>_<completion>.schemacommit`
@@ -57,7 +58,7 @@ class SchemaHistory:
         newest = max(candidates, key=instant_key)
         path = os.path.join(self.folder, candidates[newest])
         try:
-            return history_from_json(storage.decode_text(storage.read_bytes(path), path))
+            return history_from_json(decode_text(self.storage.read_bytes(path), path))
         except InvalidTableError as exc:
             raise InvalidTableError(f"cannot read schema history {path}: {exc.message}", path=path) from exc
 

@@ -3,23 +3,22 @@ renamed or removed (a few `stat` calls instead of a listing)."""
 
 from __future__ import annotations
 
-import os
 import time
 
-from shim import storage
+from shim.storage import Storage, paths
 
 # A file system with coarse timestamps can change a folder twice within one tick: while its time
 # is this recent, the number of entries is compared too.
 _RACY_NS = 2_000_000_000
 
 
-def timeline_stamp(table_path: str) -> tuple[int, ...]:
-    """(modification time, size, entries while recent) of `.hoodie`, `.hoodie/timeline` (table
-    version 8+) and `hoodie.properties`; -1s for what does not exist."""
-    hoodie = os.path.join(table_path, ".hoodie")
+def timeline_stamp(storage: Storage) -> tuple[int, ...]:
+    """(modification time, size, entries while recent) of the table's `.hoodie`, `.hoodie/timeline`
+    (table version 8+) and `hoodie.properties`; -1s for what does not exist."""
     stamp: list[int] = []
     now = time.time_ns()
-    for path in (hoodie, os.path.join(hoodie, "timeline"), os.path.join(hoodie, "hoodie.properties")):
+    table = storage.root
+    for path in (paths.hoodie(table), paths.hoodie(table, "timeline"), paths.properties(table)):
         try:
             info = storage.stat(path)
         except OSError:

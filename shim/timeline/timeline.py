@@ -7,9 +7,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from shim import storage
 from shim.errors import InstantNotFoundError
 from shim.properties import TableConfig
+from shim.storage import LocalStorage, Storage, as_storage, paths
 from shim.timeline.instant import Action, Instant, State, instant_key, parse_instant_file_name
 from shim.timeline.metadata import CommitMetadata, decode_instant_content
 
@@ -28,9 +28,10 @@ class Timeline:
     """
 
     def __init__(self, folder: str, instants: Iterable[Instant], config: TableConfig,
-                 archived: dict[str, dict[str, object]] | None = None) -> None:
+                 archived: dict[str, dict[str, object]] | None = None, *, storage: Storage | None = None) -> None:
         self.folder = folder
         self.config = config
+        self.storage = storage if storage is not None else LocalStorage(folder)
         self._archived: dict[str, dict[str, object]] = archived or {}
         self.instants: tuple[Instant, ...] = tuple(
             sorted(instants, key=lambda i: (instant_key(i.requested_time), _STATE_ORDER[i.state]))
@@ -47,11 +48,12 @@ class Timeline:
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, table_path: str, config: TableConfig) -> Timeline:
-        """List the timeline folder of the table at `table_path`."""
-        folder = storage.join(table_path, ".hoodie", config.timeline_path)
+    def load(cls, table: Storage | str, config: TableConfig) -> Timeline:
+        """List the timeline folder of the table at the storage's root (or at a local path)."""
+        storage = as_storage(table)
+        folder = paths.timeline_folder(storage.root, config.timeline_path)
         instants = [inst for name in storage.list_names(folder) if (inst := parse_instant_file_name(name))]
-        return cls(folder, instants, config)
+        return cls(folder, instants, config, storage=storage)
 
     def including_archive(self, archived: Iterable[tuple[Instant, dict[str, object]]]) -> Timeline:
         """This timeline with archived completed instants (and their decoded contents) added before
@@ -60,7 +62,8 @@ class Timeline:
         known = {inst.requested_time for inst in self.instants}
         extra = [(inst, raw) for inst, raw in archived if inst.requested_time not in known]
         contents = {**self._archived, **{inst.file_name: raw for inst, raw in extra}}
-        return Timeline(self.folder, [*self.instants, *(inst for inst, _ in extra)], self.config, contents)
+        return Timeline(self.folder, [*self.instants, *(inst for inst, _ in extra)], self.config, contents,
+                        storage=self.storage)
 
     @property
     def includes_archive(self) -> bool:
@@ -146,7 +149,7 @@ class Timeline:
         if archived is not None:
             return archived
         path = os.path.join(self.folder, instant.file_name)
-        return decode_instant_content(storage.read_bytes(path), path)
+        return decode_instant_content(self.storage.read_bytes(path), path)
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         """Commit metadata of a completed write (cached)."""
@@ -178,7 +181,7 @@ class Timeline:
         for instant in self.pending(Action.COMPACTION):
             path = os.path.join(self.folder, f"{instant.requested_time}.compaction.requested")
             try:
-                plan = decode_instant_content(storage.read_bytes(path), path)
+                plan = decode_instant_content(self.storage.read_bytes(path), path)
             except FileNotFoundError:
                 continue
             operations: Any = plan.get("operations") or ()

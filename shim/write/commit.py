@@ -11,9 +11,9 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from shim import storage
 from shim.errors import WriteError
 from shim.properties import TableConfig
+from shim.storage import Storage, paths
 from shim.timeline.instant import Action
 from shim.write.data_files import FileWrite
 
@@ -47,13 +47,14 @@ class CommitRecord:
 class InstantFiles:
     """Writes the timeline files of one instant on a table-version-6 timeline (layout 1)."""
 
-    def __init__(self, table_path: str, config: TableConfig, instant: str, action: Action) -> None:
+    def __init__(self, storage: Storage, config: TableConfig, instant: str, action: Action) -> None:
         if config.timeline_layout_version != 1:
             raise WriteError(
-                f"{table_path}: hudi-shim writes table version 6 (timeline layout 1) only",
-                path=table_path,
+                f"{storage.root}: hudi-shim writes table version 6 (timeline layout 1) only",
+                path=storage.root,
             )
-        self.folder = os.path.join(table_path, ".hoodie")
+        self.storage = storage
+        self.folder = paths.hoodie(storage.root)
         self.instant = instant
         self.action = action
 
@@ -70,23 +71,23 @@ class InstantFiles:
     def request(self, content: bytes = b"") -> None:
         """Write `<instant>.<action>.requested` (a plan for compaction and clustering): a create that
         fails where another writer made the name first (`storage.write_new`)."""
-        if storage.exists(self.path("completed")) or not storage.write_new(self.path("requested"), content):
+        if self.storage.exists(self.path("completed")) or not self.storage.write_new(self.path("requested"), content):
             raise WriteError(f"instant {self.instant} already exists on the timeline", instant=self.instant)
 
     def start(self, content: bytes = b"") -> None:
         """Write the inflight file: the write is under way."""
-        storage.write_atomically(self.path("inflight"), content)
+        self.storage.write_atomically(self.path("inflight"), content)
 
     def complete(self, record: CommitRecord) -> None:
         """Write the completed instant, last and atomically (it must not exist yet)."""
         body = json.dumps(record.to_json(), indent=2).encode()
-        if not storage.write_new(self.path("completed"), body):
+        if not self.storage.write_new(self.path("completed"), body):
             raise WriteError(f"instant {self.instant} is already completed on the timeline", instant=self.instant)
 
     def remove_pending(self) -> None:
         """Delete the requested and inflight files (after a rollback)."""
         for state in ("inflight", "requested"):
-            storage.remove(self.path(state), missing_ok=True)
+            self.storage.remove(self.path(state), missing_ok=True)
 
 
 def inflight_metadata(writes: Iterable[FileWrite] = (), operation: str = "UPSERT") -> bytes:

@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from shim import storage
 from shim.avro import arrow_to_avro_schema
 from shim.bloom import (
     BLOOM_FILTER_KEY,
@@ -36,7 +35,7 @@ from shim.log.writer import (
 )
 from shim.properties import TableConfig
 from shim.schema.arrow import has_field_ids, without_field_ids
-from shim.storage import join, list_names
+from shim.storage import Storage, join
 from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings, valueless_columns
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
@@ -133,7 +132,7 @@ def avro_record_schema(table_name: str, arrow_schema: pa.Schema) -> dict[str, ob
 
 
 def write_base_file(
-    table_path: str,
+    storage: Storage,
     config: TableConfig,
     *,
     partition_path: str,
@@ -160,6 +159,7 @@ def write_base_file(
     this one rewrites, the keys added to it): when `data` holds that file's keys and these only,
     only they are hashed (unless the result could differ from a filter built afresh).
     """
+    table_path = storage.root
     name = base_file_name(file_id, write_token, instant)
     if preserve_meta:
         full = data.set_column(
@@ -169,7 +169,7 @@ def write_base_file(
         full = with_meta_columns(data, config, instant=instant, file_name=name, partition_id=partition_id)
     folder = join(table_path, partition_path)
     storage.make_dirs(folder)
-    ensure_partition_metafile(table_path, partition_path, instant)
+    ensure_partition_metafile(storage, partition_path, instant)
     keys = full.column("_hoodie_record_key")
     metadata = {
         b"parquet.avro.schema": json.dumps(avro_record_schema(config.name, full.schema)).encode(),
@@ -216,12 +216,12 @@ def _bloom_filter(keys: pa.ChunkedArray, extending: tuple[str, pa.Array] | None)
     return dynamic_bloom_filter(keys.combine_chunks())
 
 
-def next_log_version(folder: str, file_id: str, base_instant: str) -> int:
+def next_log_version(storage: Storage, folder: str, file_id: str, base_instant: str) -> int:
     """1 + the highest log version of (file group, base instant) in `folder`."""
     prefix = f".{file_id}_{base_instant}.log."  # names of other slices are not parsed
     versions = [
         log.version
-        for name in list_names(folder)
+        for name in storage.list_names(folder)
         if name.startswith(prefix) and (log := parse_log_file(name, ""))
         and log.file_id == file_id and log.instant_time == base_instant
     ]
@@ -229,7 +229,7 @@ def next_log_version(folder: str, file_id: str, base_instant: str) -> int:
 
 
 def write_log_blocks(
-    table_path: str,
+    storage: Storage,
     config: TableConfig,
     *,
     partition_path: str,
@@ -251,10 +251,11 @@ def write_log_blocks(
     columns of `upserts`, flagged IS_PARTIAL as Hudi writes a MERGE INTO of some columns); with
     `positions` (the base file rows of `upserts`, in their order), the data block carries them as
     `RECORD_POSITIONS` for the base file of `base_instant`."""
+    table_path = storage.root
     folder = join(table_path, partition_path)
     storage.make_dirs(folder)
-    ensure_partition_metafile(table_path, partition_path, instant)
-    version = next_log_version(folder, file_id, base_instant)
+    ensure_partition_metafile(storage, partition_path, instant)
+    version = next_log_version(storage, folder, file_id, base_instant)
     name = log_file_name(file_id, base_instant, version, write_token)
     blocks = []
     written = 0
@@ -285,7 +286,7 @@ def write_log_blocks(
             )
         )
     path = os.path.join(folder, name)
-    write_log_file(path, blocks)
+    write_log_file(storage, path, blocks)
     return FileWrite(
         partition_path=partition_path,
         file_id=file_id,
@@ -300,8 +301,9 @@ def write_log_blocks(
     )
 
 
-def ensure_partition_metafile(table_path: str, partition_path: str, instant: str) -> None:
+def ensure_partition_metafile(storage: Storage, partition_path: str, instant: str) -> None:
     """Write `.hoodie_partition_metadata` in a partition that lacks one."""
+    table_path = storage.root
     folder = join(table_path, partition_path)
     path = os.path.join(folder, PARTITION_METAFILE)
     if storage.exists(path):

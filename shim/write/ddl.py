@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping
 
-from shim import storage
 from shim.errors import TableNotFoundError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history, schema_to_json
 from shim.schema.types import Type
+from shim.storage import Storage, storage_and_options
 from shim.table import Table
 from shim.timeline.instant import Action
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
@@ -41,13 +41,14 @@ from shim.write.write_schema import data_arrow_schema
 Change = Callable[[InternalSchema, Collection[str]], InternalSchema]
 
 
-def alter_table(location: str, options: Mapping[str, str] | None = None) -> AlterTable:
-    """Schema changes of the table at `location` (a local path or file:// URI).
+def alter_table(location: str | Storage, options: Mapping[str, str] | None = None) -> AlterTable:
+    """Schema changes of the table at `location` (a path or URI; `storage.*` options reach an
+    object store).
 
     Raises:
         TableNotFoundError: no Hudi table there.
     """
-    return AlterTable(storage.resolve_table_path(location), dict(options or {}))
+    return AlterTable(*storage_and_options(location, options))
 
 
 class AlterTable:
@@ -57,8 +58,9 @@ class AlterTable:
     `timestamp`, `decimal(10, 2)`...) or `shim.schema` types for nested columns.
     """
 
-    def __init__(self, table_path: str, options: dict[str, str]) -> None:
-        self.table_path = table_path
+    def __init__(self, storage: Storage, options: dict[str, str]) -> None:
+        self.storage = storage
+        self.table_path = storage.root
         self.options = options
         self.instants: list[str] = []
 
@@ -90,7 +92,7 @@ class AlterTable:
     # -- committing ---------------------------------------------------------------------------
 
     def _config(self) -> TableConfig:
-        config = read_table_config(self.table_path)
+        config = read_table_config(self.storage)
         if config is None:
             raise TableNotFoundError(f"no Hudi table at {self.table_path}", path=self.table_path)
         if config.version != 6:
@@ -101,7 +103,7 @@ class AlterTable:
         return config
 
     def _schema(self, config: TableConfig) -> InternalSchema:
-        table = Table(self.table_path, config)
+        table = Table(self.storage, config)
         current = current_schema(table, table.active_timeline.resolve_as_of(None))
         if current is None:
             raise UnsupportedFeatureError(
@@ -119,15 +121,15 @@ class AlterTable:
         interval = int(self.options.get(HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_MS))
         misses = int(self.options.get(HEARTBEAT_MISSES, DEFAULT_HEARTBEAT_MISSES))
         action = Action.DELTA_COMMIT if config.table_type is TableType.MERGE_ON_READ else Action.COMMIT
-        txn, _ = begin(self.table_path, config, action, timeout_s=interval * misses / 1000.0,
+        txn, _ = begin(self.storage, config, action, timeout_s=interval * misses / 1000.0,
                        inflight=inflight_metadata(operation="ALTER_SCHEMA"))
         try:
             current = self._schema(config)
             changed = change(current, protected)
-            timeline = Timeline.load(self.table_path, config)
-            history = latest_history_text(self.table_path, timeline) or history_to_json([current])
+            timeline = Timeline.load(self.storage, config)
+            history = latest_history_text(self.storage, timeline) or history_to_json([current])
             latest = InternalSchema(changed.record, int(txn.instant), changed.max_column_id)
-            persist_history(self.table_path, timeline, txn.instant, inherit_schema_history(latest, history))
+            persist_history(self.storage, timeline, txn.instant, inherit_schema_history(latest, history))
             extra = {
                 "schema": json.dumps(avro_record_schema(config.name, data_arrow_schema(latest))),
                 LATEST_SCHEMA_KEY: schema_to_json(latest),

@@ -20,8 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from shim import storage
-from shim.storage import join
+from shim.storage import Storage, join
 from shim.write.data_files import FileWrite
 from shim.write.markers import list_markers, marker_folder
 
@@ -90,23 +89,24 @@ def group_key(partition_path: str, bucket: int) -> str:
 
 
 @contextmanager
-def locked_group(table_path: str, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle]:
+def locked_group(storage: Storage, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle]:
     """Hold the file group's lock for this commit (waiting for it); yields its state handle."""
-    with _locked(table_path, instant, partition_path, bucket, wait=True) as handle:
+    with _locked(storage, instant, partition_path, bucket, wait=True) as handle:
         assert handle is not None
         yield handle
 
 
 @contextmanager
-def try_locked_group(table_path: str, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle | None]:
+def try_locked_group(storage: Storage, instant: str, partition_path: str, bucket: int) -> Iterator[GroupHandle | None]:
     """Like `locked_group`, but yields None at once when another task holds the lock."""
-    with _locked(table_path, instant, partition_path, bucket, wait=False) as handle:
+    with _locked(storage, instant, partition_path, bucket, wait=False) as handle:
         yield handle
 
 
 @contextmanager
-def _locked(table_path: str, instant: str, partition_path: str, bucket: int, *, wait: bool) -> Iterator[
+def _locked(storage: Storage, instant: str, partition_path: str, bucket: int, *, wait: bool) -> Iterator[
         GroupHandle | None]:
+    table_path = storage.root
     folder = state_folder(table_path, instant)
     key = group_key(partition_path, bucket)
     with storage.open_lock(os.path.join(folder, f"{key}.lock")) as handle:
@@ -116,7 +116,7 @@ def _locked(table_path: str, instant: str, partition_path: str, bucket: int, *, 
             yield None
             return
         try:
-            yield GroupHandle(os.path.join(folder, f"{key}.json"))
+            yield GroupHandle(storage, os.path.join(folder, f"{key}.json"))
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
@@ -125,21 +125,23 @@ def _locked(table_path: str, instant: str, partition_path: str, bucket: int, *, 
 class GroupHandle:
     """The state file of a locked file group."""
 
+    storage: Storage
     path: str
 
     def read(self) -> GroupState | None:
         try:
-            return GroupState.from_json(storage.read_text(self.path))
+            return GroupState.from_json(self.storage.read_text(self.path))
         except FileNotFoundError:
             return None
 
     def write(self, state: GroupState) -> None:
         # Atomic (rename) but not fsynced: the state only matters while the write runs.
-        storage.write_atomically(self.path, state.to_json().encode("utf-8"), durable=False)
+        self.storage.write_atomically(self.path, state.to_json().encode("utf-8"), durable=False)
 
 
-def all_states(table_path: str, instant: str) -> list[GroupState]:
+def all_states(storage: Storage, instant: str) -> list[GroupState]:
     """Every file group state of a commit (read by the driver when committing)."""
+    table_path = storage.root
     folder = state_folder(table_path, instant)
     states = []
     for name in sorted(storage.list_names(folder)):
@@ -148,8 +150,9 @@ def all_states(table_path: str, instant: str) -> list[GroupState]:
     return states
 
 
-def record_replaced(table_path: str, instant: str, partition_path: str, file_ids: list[str]) -> None:
+def record_replaced(storage: Storage, instant: str, partition_path: str, file_ids: list[str]) -> None:
     """Note the live file groups of a partition an insert_overwrite replaces (same from any task)."""
+    table_path = storage.root
     folder = state_folder(table_path, instant)
     storage.make_dirs(folder)
     digest = hashlib.sha1(partition_path.encode("utf-8")).hexdigest()[:16]
@@ -157,8 +160,9 @@ def record_replaced(table_path: str, instant: str, partition_path: str, file_ids
     storage.write_atomically(os.path.join(folder, f"replaced-{digest}.replace"), body.encode("utf-8"))
 
 
-def all_replaced(table_path: str, instant: str) -> dict[str, tuple[str, ...]]:
+def all_replaced(storage: Storage, instant: str) -> dict[str, tuple[str, ...]]:
     """Partition -> file ids replaced, as recorded by the tasks."""
+    table_path = storage.root
     folder = state_folder(table_path, instant)
     replaced: dict[str, tuple[str, ...]] = {}
     for name in storage.list_names(folder):
@@ -168,14 +172,15 @@ def all_replaced(table_path: str, instant: str) -> dict[str, tuple[str, ...]]:
     return replaced
 
 
-def remove_unlisted_files(table_path: str, instant: str, states: list[GroupState]) -> list[str]:
+def remove_unlisted_files(storage: Storage, instant: str, states: list[GroupState]) -> list[str]:
     """Delete files this commit's markers name but no file group state lists (left by failed or
     speculative task attempts), as Hudi's `finalizeWrite` reconciles data files against markers.
 
     Returns the paths deleted."""
+    table_path = storage.root
     listed = {(s.partition_path, w.file_name) for s in states for w in s.writes}
     removed = []
-    for marker in list_markers(table_path, instant):
+    for marker in list_markers(storage, instant):
         if (marker.partition_path, marker.file_name) in listed:
             continue
         path = join(table_path, marker.partition_path, marker.file_name)
@@ -185,10 +190,11 @@ def remove_unlisted_files(table_path: str, instant: str, states: list[GroupState
 
 
 
-def cut_unrecorded_log_tails(table_path: str, states: list[GroupState]) -> list[str]:
+def cut_unrecorded_log_tails(storage: Storage, states: list[GroupState]) -> list[str]:
     """Cut every log file this commit wrote back to the size its file group state records: bytes
     past it were appended by a task attempt that died before recording them (see
     `task._GroupWriter._write_log`). Returns the paths cut."""
+    table_path = storage.root
     cut = []
     for state in states:
         for log in state.logs:

@@ -29,8 +29,7 @@ from typing import IO, Self
 
 import pyarrow as pa
 
-from shim import storage
-from shim.filesystems import is_remote
+from shim.storage import Storage
 from shim.write.group_state import group_key
 
 
@@ -40,34 +39,24 @@ def spill_name(partition_path: str, bucket: int, partition_id: int) -> str:
     return f"{group_key(partition_path, bucket)}.p{partition_id}.arrow"
 
 
-def write_spill(folder: str, name: str, rows: pa.Table) -> None:
-    """Write `rows` as `folder/name` (Arrow IPC file, written aside then renamed into place)."""
+def write_spill(storage: Storage, folder: str, name: str, rows: pa.Table) -> None:
+    """Write `rows` as `folder/name` (Arrow IPC file, appearing whole)."""
     storage.make_dirs(folder)
-    path = os.path.join(folder, name)
-    if is_remote(path):  # one upload (an object store has no rename)
-        buffer = pa.BufferOutputStream()
-        with pa.ipc.new_file(buffer, rows.schema) as writer:
-            writer.write_table(rows)
-        storage.write_atomically(path, buffer.getvalue().to_pybytes())
-        return
-    tmp = storage.temporary_path(path)
-    with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:
+    with storage.atomic_output(os.path.join(folder, name)) as sink, pa.ipc.new_file(sink, rows.schema) as writer:
         writer.write_table(rows)
-    storage.replace(tmp, path)
 
 
-def read_spill(folder: str, name: str) -> pa.Table:
-    """The rows of a hand-over file (memory-mapped, no copy, when local)."""
-    if is_remote(folder):
-        return pa.ipc.open_file(pa.BufferReader(storage.read_bytes(os.path.join(folder, name)))).read_all()
-    with pa.memory_map(os.path.join(folder, name)) as source:
+def read_spill(storage: Storage, folder: str, name: str) -> pa.Table:
+    """The rows of a hand-over file (memory-mapped, no copy, where local)."""
+    with storage.random_access(os.path.join(folder, name)) as source:
         return pa.ipc.open_file(source).read_all()
 
 
 class HandOverTurn:
     """This task's place in the meeting of tasks that hand over rows to each other (see above)."""
 
-    def __init__(self, folder: str, partition_id: int) -> None:
+    def __init__(self, storage: Storage, folder: str, partition_id: int) -> None:
+        self.storage = storage
         self.folder = os.path.join(folder, "tasks")
         self.own = os.path.join(self.folder, f"p{partition_id}.lock")
         self._handle: IO[bytes] | None = None
@@ -75,7 +64,7 @@ class HandOverTurn:
 
     def __enter__(self) -> Self:
         """Announce that this task is preparing rows to hand over."""
-        self._handle = storage.open_lock(self.own)
+        self._handle = self.storage.open_lock(self.own)
         fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
         self._started = time.monotonic()
         return self
@@ -93,14 +82,14 @@ class HandOverTurn:
         much later (skew, a slow upstream) is not waited for, its slot not held idle."""
         deadline = time.monotonic() + max(at_least_s, time.monotonic() - self._started)
         for path in sorted(glob.glob(os.path.join(self.folder, "p*.lock"))):
-            if path != self.own and not _released_before(path, deadline):
+            if path != self.own and not _released_before(self.storage, path, deadline):
                 return
 
     def __exit__(self, *exc: object) -> None:
         self.handed_over()
 
 
-def _released_before(lock_path: str, deadline: float) -> bool:
+def _released_before(storage: Storage, lock_path: str, deadline: float) -> bool:
     """Whether the lock on `lock_path` is (or comes) free before `deadline` (monotonic time)."""
     with storage.open_lock(lock_path) as handle:
         while True:

@@ -17,13 +17,11 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from shim import storage
 from shim.errors import WriteError
-from shim.filesystems import register as register_storage_options
-from shim.filesystems import split_storage_options
 from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.services.after_commit import run_table_services
+from shim.storage import Storage, split_storage_options, storage_for
 from shim.table import Table
 from shim.timeline.instant import Action
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
@@ -51,7 +49,7 @@ log = logging.getLogger(__name__)
 class WritePlan:
     """Everything a write task needs, fixed when the write starts (picklable)."""
 
-    table_path: str
+    storage: Storage
     config: TableConfig
     options: WriteOptions
     txn: Transaction
@@ -61,12 +59,11 @@ class WritePlan:
     schema_on_read: bool
     pending_compactions: Mapping[tuple[str, str], str] = field(default_factory=dict)
     replace_all: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    storage_options: Mapping[str, str] = field(default_factory=dict)
-
-    def use_storage(self) -> None:
-        """Make this process reach the table's store with the write's storage options (a task
-        on another machine gets them with the plan)."""
-        register_storage_options(self.table_path, self.storage_options)
+    @property
+    def table_path(self) -> str:
+        """The table's location (its storage's root; the storage, with the write's storage
+        options, travels with the plan to tasks on other machines, rebuilt there)."""
+        return self.storage.root
 
     @property
     def instant(self) -> str:
@@ -100,10 +97,9 @@ def plan_write(
         InvalidArgumentError, UnsupportedFeatureError: the options do not fit the table.
         SchemaEvolutionError: the data's columns cannot be reconciled with the table's.
     """
-    table_path = storage.resolve_table_path(location)
     options, storage_options = split_storage_options(options)
-    register_storage_options(table_path, storage_options)
-    config = read_table_config(table_path)
+    storage = storage_for(location, storage_options)
+    config = read_table_config(storage)
     if config is not None:
         config.require_parquet_base_files("write to it")
     opts = WriteOptions.parse(options, tuple(incoming.names), config)
@@ -112,14 +108,14 @@ def plan_write(
     if overwrite and config is not None and not opts.operation.replaces:
         opts = dataclasses.replace(opts, operation=Operation.INSERT_OVERWRITE_TABLE)
     if config is None:
-        config = _create(table_path, opts, incoming)
+        config = _create(storage, opts, incoming)
     action = _action(opts, config)
     txn, _ = begin(
-        table_path, config, action, timeout_s=opts.heartbeat_timeout_s,
+        storage, config, action, timeout_s=opts.heartbeat_timeout_s,
         inflight=inflight_metadata(operation=opts.operation.metadata_name),
     )
     try:
-        return dataclasses.replace(_plan(table_path, config, opts, txn, incoming), storage_options=storage_options)
+        return _plan(storage, config, opts, txn, incoming)
     except BaseException:
         abandon(txn)
         raise
@@ -131,7 +127,7 @@ def _action(opts: WriteOptions, config: TableConfig) -> Action:
     return Action.DELTA_COMMIT if config.table_type is TableType.MERGE_ON_READ else Action.COMMIT
 
 
-def _create(table_path: str, opts: WriteOptions, incoming: pa.Schema) -> TableConfig:
+def _create(storage: Storage, opts: WriteOptions, incoming: pa.Schema) -> TableConfig:
     schema = initial_schema(opts.table_name, incoming)
     extra = {"hoodie.index.type": "BUCKET", NUM_BUCKETS: str(opts.num_buckets)}
     if opts.hash_fields != opts.record_key_fields:
@@ -154,18 +150,18 @@ def _create(table_path: str, opts: WriteOptions, incoming: pa.Schema) -> TableCo
     )
     create_schema = json.dumps(avro_record_schema(opts.table_name, data_arrow_schema(schema)))
     try:
-        return create_table(table_path, spec, create_schema)
+        return create_table(storage, spec, create_schema)
     except WriteError:
-        config = read_table_config(table_path)  # another writer created it a moment ago
+        config = read_table_config(storage)  # another writer created it a moment ago
         if config is None:
             raise
         return config
 
 
 def _plan(
-    table_path: str, config: TableConfig, opts: WriteOptions, txn: Transaction, incoming: pa.Schema
+    storage: Storage, config: TableConfig, opts: WriteOptions, txn: Transaction, incoming: pa.Schema
 ) -> WritePlan:
-    table = Table(table_path, config)
+    table = Table(storage, config)
     read_instant = table.active_timeline.resolve_as_of(None)
     previous = current_schema(table, read_instant)
     on_read = opts.schema_on_read or _has_latest_schema(table, read_instant)
@@ -189,7 +185,7 @@ def _plan(
                     fnmatch.fnmatchcase(partition, pattern) for pattern in opts.partitions_to_delete):
                 replace_all[partition] = (*replace_all.get(partition, ()), file_slice.file_id)
     return WritePlan(
-        table_path=table_path,
+        storage=storage,
         config=config,
         options=opts,
         txn=txn,
@@ -215,17 +211,16 @@ def pending_compactions(table: Table) -> dict[tuple[str, str], str]:
 
 def commit_write(plan: WritePlan) -> CommitRecord:
     """Complete the instant with what the tasks wrote (driver side; metadata only)."""
-    plan.use_storage()
     ensure_pending(plan.txn, plan.config)
-    states = all_states(plan.table_path, plan.instant)
-    remove_unlisted_files(plan.table_path, plan.instant, states)
-    cut_unrecorded_log_tails(plan.table_path, states)
+    states = all_states(plan.storage, plan.instant)
+    remove_unlisted_files(plan.storage, plan.instant, states)
+    cut_unrecorded_log_tails(plan.storage, states)
     _warn_of_rewrites(plan, states)
     writes = tuple(w for state in states for w in state.writes)
     new_ids = {(s.partition_path, s.file_id) for s in states}
     replaced: dict[str, tuple[str, ...]] = {}
     if plan.operation in (Operation.INSERT_OVERWRITE, Operation.DELETE_PARTITION):
-        replaced = dict(all_replaced(plan.table_path, plan.instant))  # partitions the tasks met
+        replaced = dict(all_replaced(plan.storage, plan.instant))  # partitions the tasks met
     if plan.operation in (Operation.INSERT_OVERWRITE_TABLE, Operation.DELETE_PARTITION):
         replaced |= dict(plan.replace_all)
     replaced = {
@@ -234,7 +229,7 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     replaced = {p: ids for p, ids in replaced.items() if ids}
     record = CommitRecord(writes, plan.operation.metadata_name, commit_extra_metadata(plan), replaced)
     complete(plan.txn, plan.config, record)
-    run_table_services(plan.table_path, plan.config, plan.options, plan.instant)
+    run_table_services(plan.storage, plan.config, plan.options, plan.instant)
     return record
 
 
@@ -257,15 +252,14 @@ def commit_extra_metadata(plan: WritePlan) -> dict[str, str]:
     evolved = plan.write_schema()
     extra = {"schema": json.dumps(avro_record_schema(plan.options.table_name, data_arrow_schema(evolved)))}
     if plan.schema_on_read:
-        timeline = Timeline.load(plan.table_path, plan.config)
-        history = latest_history_text(plan.table_path, timeline)
+        timeline = Timeline.load(plan.storage, plan.config)
+        history = latest_history_text(plan.storage, timeline)
         planned = plan_schema_commit(plan.previous_schema(), history, evolved, plan.instant)
-        persist_history(plan.table_path, timeline, plan.instant, planned.history)
+        persist_history(plan.storage, timeline, plan.instant, planned.history)
         extra[LATEST_SCHEMA_KEY] = schema_to_json(planned.latest)
     return extra
 
 
 def abort_write(plan: WritePlan) -> None:
     """The job failed: stop the heartbeat; the next writer rolls the instant back."""
-    plan.use_storage()
     abandon(plan.txn)

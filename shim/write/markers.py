@@ -11,10 +11,9 @@ import enum
 import os
 from dataclasses import dataclass
 
-from shim import storage
-from shim.storage import join
+from shim.storage import Storage, join, paths
 
-TEMP_FOLDER = ".temp"
+TEMP_FOLDER = paths.TEMP_FOLDER
 MARKER_EXTENSION = ".marker."
 
 
@@ -40,11 +39,12 @@ class Marker:
 
 def marker_folder(table_path: str, instant: str) -> str:
     """The marker folder of an instant."""
-    return os.path.join(table_path, ".hoodie", TEMP_FOLDER, instant)
+    return paths.markers(table_path, instant)
 
 
-def create_marker(table_path: str, instant: str, partition_path: str, file_name: str, io_type: IOType) -> str:
+def create_marker(storage: Storage, instant: str, partition_path: str, file_name: str, io_type: IOType) -> str:
     """Create the marker of a data file about to be written; returns its path."""
+    table_path = storage.root
     folder = join(marker_folder(table_path, instant), partition_path)
     storage.make_dirs(folder)
     path = os.path.join(folder, f"{file_name}{MARKER_EXTENSION}{io_type.value}")
@@ -52,8 +52,9 @@ def create_marker(table_path: str, instant: str, partition_path: str, file_name:
     return path
 
 
-def list_markers(table_path: str, instant: str) -> list[Marker]:
+def list_markers(storage: Storage, instant: str) -> list[Marker]:
     """Every marker of an instant (files of other kinds in the folder are ignored)."""
+    table_path = storage.root
     root = marker_folder(table_path, instant)
     markers: list[Marker] = []
     for folder, _, names in storage.walk(root):
@@ -72,6 +73,7 @@ def list_markers(table_path: str, instant: str) -> list[Marker]:
     return sorted(markers, key=lambda m: (m.partition_path, m.file_name))
 
 
-def delete_marker_folder(table_path: str, instant: str) -> None:
+def delete_marker_folder(storage: Storage, instant: str) -> None:
     """Remove an instant's marker folder (after it committed or was rolled back)."""
+    table_path = storage.root
     storage.remove_tree(marker_folder(table_path, instant))

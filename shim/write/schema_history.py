@@ -18,13 +18,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shim import storage
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history
-from shim.storage import list_names
+from shim.storage import Storage, paths
 from shim.timeline.instant import instant_key
 from shim.timeline.timeline import Timeline
 
-SCHEMA_FOLDER = ".schema"
+SCHEMA_FOLDER = paths.SCHEMA_FOLDER
 SCHEMA_COMMIT = "schemacommit"
 
 
@@ -38,7 +37,7 @@ class SchemaCommit:
 
 
 def schema_folder(table_path: str) -> str:
-    return os.path.join(table_path, ".hoodie", SCHEMA_FOLDER)
+    return paths.schema_folder(table_path)
 
 
 def _instant_of(name: str) -> str | None:
@@ -46,12 +45,13 @@ def _instant_of(name: str) -> str | None:
     return head if head.isdigit() and f".{SCHEMA_COMMIT}" in name else None
 
 
-def latest_history_text(table_path: str, timeline: Timeline) -> str:
+def latest_history_text(storage: Storage, timeline: Timeline) -> str:
     """The newest `.schemacommit` of a completed commit ("" when the table has none)."""
+    table_path = storage.root
     folder = schema_folder(table_path)
     completed = [
         name[: -len(SCHEMA_COMMIT) - 1]
-        for name in list_names(folder)
+        for name in storage.list_names(folder)
         if name.endswith(f".{SCHEMA_COMMIT}") and timeline.is_committed(name[: -len(SCHEMA_COMMIT) - 1])
     ]
     if not completed:
@@ -81,20 +81,21 @@ def plan_schema_commit(
     return SchemaCommit(latest, inherit_schema_history(latest, history), previous is not None)
 
 
-def persist_history(table_path: str, timeline: Timeline, instant: str, history: str) -> None:
+def persist_history(storage: Storage, timeline: Timeline, instant: str, history: str) -> None:
     """Write `.schemacommit.requested`, `.inflight` and the completed `<instant>.schemacommit`.
 
     Residual files of instants that never completed on `timeline` are removed first.
     """
+    table_path = storage.root
     folder = schema_folder(table_path)
     storage.make_dirs(folder)
-    clean_residual_files(table_path, timeline, keep=instant)
+    clean_residual_files(storage, timeline, keep=instant)
     storage.write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.requested"), b"")
     storage.write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}.inflight"), b"")
     storage.write_atomically(os.path.join(folder, f"{instant}.{SCHEMA_COMMIT}"), history.encode("utf-8"))
 
 
-def clean_residual_files(table_path: str, timeline: Timeline, keep: str | None = None) -> list[str]:
+def clean_residual_files(storage: Storage, timeline: Timeline, keep: str | None = None) -> list[str]:
     """Delete schema files of instants that are not completed writes on the active timeline (of
     failed writes, and of archived ones: every history file holds all versions); returns the names
     removed."""
@@ -105,19 +106,20 @@ def clean_residual_files(table_path: str, timeline: Timeline, keep: str | None =
         found = timeline.latest_state(instant)
         return found is None or not (found.is_completed and found.action.writes_data)
 
-    return _remove_where(table_path, residual)
+    return _remove_where(storage, residual)
 
 
-def remove_schema_files(table_path: str, instant: str) -> list[str]:
+def remove_schema_files(storage: Storage, instant: str) -> list[str]:
     """Delete every schema file of `instant` (a rolled-back write); returns the names removed."""
-    return _remove_where(table_path, lambda found: found == instant)
+    return _remove_where(storage, lambda found: found == instant)
 
 
-def _remove_where(table_path: str, chosen: Callable[[str | None], bool]) -> list[str]:
+def _remove_where(storage: Storage, chosen: Callable[[str | None], bool]) -> list[str]:
     """Delete the schema files whose instant is `chosen`; returns the names removed, sorted."""
+    table_path = storage.root
     folder = schema_folder(table_path)
     removed = []
-    for name in list_names(folder):
+    for name in storage.list_names(folder):
         if not chosen(_instant_of(name)):
             continue
         if storage.remove(os.path.join(folder, name), missing_ok=True):

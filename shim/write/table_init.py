@@ -7,9 +7,9 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from shim import storage
 from shim.errors import WriteError
 from shim.properties import TableConfig, TableType, config_path, format_properties
+from shim.storage import Storage, as_storage, paths
 
 _KEYGEN_CLASSES = {
     "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
@@ -79,14 +79,15 @@ class TableSpec:
         return props
 
 
-def create_table(path: str, spec: TableSpec, create_schema: str | None = None) -> TableConfig:
-    """Create an empty table at `path` (which must not hold one yet)."""
-    hoodie = storage.join(path, ".hoodie")
+def create_table(table: Storage | str, spec: TableSpec, create_schema: str | None = None) -> TableConfig:
+    """Create an empty table at the storage's root, or a local path (which must not hold one yet)."""
+    storage = as_storage(table)
+    path = storage.root
     props_path = config_path(path)
     if storage.exists(props_path):
         raise WriteError(f"a Hudi table already exists at {path}", path=path)
-    for folder in (hoodie, storage.join(hoodie, ".aux"), storage.join(hoodie, ".temp"),
-                   storage.join(hoodie, "archived")):
+    for folder in (paths.hoodie(path), paths.aux(path), paths.hoodie(path, paths.TEMP_FOLDER),
+                   paths.hoodie(path, paths.ARCHIVE_FOLDER)):
         storage.make_dirs(folder)
     text = format_properties(spec.properties(create_schema))
     stamp = datetime.datetime.now(datetime.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")

@@ -26,7 +26,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from shim import storage
 from shim.bloom import BLOOM_FILTER_KEY
 from shim.errors import WriteError
 from shim.files import base_file_name, log_file_name
@@ -39,7 +38,7 @@ from shim.read.base_files import parquet_footer
 from shim.read.merge_keys import MergeMode, merge_spec_for
 from shim.read.request import Scan, build_scan
 from shim.schema import InternalSchema, internal_to_arrow
-from shim.storage import join
+from shim.storage import Storage, join
 from shim.table import open_table
 from shim.timeline.timeline import Timeline
 from shim.write.avro_block import encode_data_block
@@ -82,13 +81,12 @@ class TaskReport:
 def write_task(plan: WritePlan, batches: Iterable[pa.RecordBatch], task: TaskInfo | None = None) -> TaskReport:
     """Write one task's rows. Raises WriteError when the instant was rolled back meanwhile."""
     task = task or TaskInfo()
-    plan.use_storage()
-    with HandOverTurn(state_folder(plan.table_path, plan.instant), task.partition_id) as turn:
+    with HandOverTurn(plan.storage, state_folder(plan.table_path, plan.instant), task.partition_id) as turn:
         collected = [b for b in batches if b.num_rows]
         if not collected:
             return TaskReport(task.partition_id, 0, 0, ())
         ensure_pending(plan.txn, plan.config)
-        with KeepAlive(plan.table_path, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
+        with KeepAlive(plan.storage, plan.instant, plan.options.heartbeat_interval_ms / 2000.0):
             work = TaskWrite(plan, collected, task)
             work.hand_over()
             turn.handed_over()
@@ -103,7 +101,6 @@ class TaskWrite:
 
     def __init__(self, plan: WritePlan, batches: list[pa.RecordBatch], task: TaskInfo) -> None:
         self.task = task
-        plan.use_storage()
         self.writer = _GroupWriter(plan, task)
         self.deleting = plan.operation is Operation.DELETE_PARTITION
         if self.deleting:  # the rows only name partitions: nothing of them is written
@@ -166,7 +163,7 @@ class _GroupWriter:
         self.plan = plan
         self.task = task
         self.schema = plan.write_schema()
-        self.timeline = Timeline.load(plan.table_path, plan.config)
+        self.timeline = Timeline.load(plan.storage, plan.config)
         self.views: dict[str, dict[int, FileSlice]] = {}
         self.replaced: set[str] = set()
         self.handed: dict[tuple[str, int], tuple[str, pa.Table]] = {}  # group -> (spill name, rows)
@@ -182,7 +179,7 @@ class _GroupWriter:
     def _slices(self, partition: str) -> list[FileSlice]:
         if self.plan.read_instant is None:
             return []
-        return file_slices_as_of(self.plan.table_path, [partition], self.timeline, self.plan.read_instant)
+        return file_slices_as_of(self.plan.storage, [partition], self.timeline, self.plan.read_instant)
 
     def view(self, partition: str) -> dict[int, FileSlice]:
         """Bucket -> latest committed file slice in `partition`."""
@@ -206,7 +203,7 @@ class _GroupWriter:
         operation = self.plan.operation
         if operation in (Operation.INSERT_OVERWRITE, Operation.DELETE_PARTITION) and partition not in self.replaced:
             self.replaced.add(partition)
-            record_replaced(self.plan.table_path, self.plan.instant, partition,
+            record_replaced(self.plan.storage, self.plan.instant, partition,
                             [s.file_id for s in self._slices(partition)])
         return None if operation.replaces else self.view(partition).get(bucket)
 
@@ -230,9 +227,9 @@ class _GroupWriter:
             return
         name = spill_name(group.partition_path, group.bucket, self.task.partition_id)
         rows = self._meta(group.data, group.keys, group.partition_path, "")
-        write_spill(self.spill_folder, name, rows)
+        write_spill(self.plan.storage, self.spill_folder, name, rows)
         for attempt in range(_HAND_OVER_TRIES):
-            with try_locked_group(plan.table_path, plan.instant, group.partition_path, group.bucket) as handle:
+            with try_locked_group(plan.storage, plan.instant, group.partition_path, group.bucket) as handle:
                 if handle is not None:
                     state = handle.read() or self._new_state(group, committed)
                     handle.write(dataclasses.replace(state, spills=tuple(sorted({*state.spills, name}))))
@@ -247,7 +244,7 @@ class _GroupWriter:
         committed = self.committed(group.partition_path, group.bucket)
         handed = self.handed.get((group.partition_path, group.bucket))
         lock = locked_group if wait else try_locked_group
-        with lock(plan.table_path, plan.instant, group.partition_path, group.bucket) as handle:
+        with lock(plan.storage, plan.instant, group.partition_path, group.bucket) as handle:
             if handle is None:
                 return False, None
             state = handle.read() or self._new_state(group, committed)
@@ -302,7 +299,7 @@ class _GroupWriter:
         prev_path: str | None = None
         if state.base is not None:
             prev_path = join(plan.table_path, state.partition_path, state.base.file_name)
-            previous = pq.read_table(storage.parquet_source(prev_path))
+            previous = pq.read_table(plan.storage.parquet_source(prev_path))
             prev_commit = state.base.prev_commit
         elif committed is not None and committed.base_file is not None:
             prev_path = committed.base_path(plan.table_path)
@@ -311,7 +308,7 @@ class _GroupWriter:
         name = base_file_name(state.file_id, self.task.write_token, plan.instant)
         no_keys = group.delete_keys.slice(0, 0)
         # Handed-over rows carry no file name yet: write_base_file sets it on every row.
-        steps = [(handed[1] if handed and spill == handed[0] else read_spill(self.spill_folder, spill), no_keys)
+        steps = [(handed[1] if handed and spill == handed[0] else read_spill(self.plan.storage, self.spill_folder, spill), no_keys)
                  for spill in state.spills]
         if handed is None:
             steps.append((self._meta(group.data, group.keys, state.partition_path, name), group.delete_keys))
@@ -322,20 +319,20 @@ class _GroupWriter:
             merged = result.table
             inserts, updates, deletes = inserts + result.inserts, updates + result.updates, deletes + result.deletes
         assert merged is not None
-        create_marker(plan.table_path, plan.instant, state.partition_path, name,
+        create_marker(plan.storage, plan.instant, state.partition_path, name,
                       IOType.MERGE if previous is not None else IOType.CREATE)
         ensure_pending(plan.txn, plan.config)
         written = write_base_file(
-            plan.table_path, plan.config, partition_path=state.partition_path, file_id=state.file_id,
+            plan.storage, plan.config, partition_path=state.partition_path, file_id=state.file_id,
             instant=plan.instant, write_token=self.task.write_token, data=merged,
             partition_id=self.task.partition_id, prev_commit=prev_commit, preserve_meta=True,
             parquet=plan.options.parquet,
             bloom_filter=plan.options.bloom_filter,
-            bloom_from=_bloom_to_extend(prev_path, steps) if plan.options.bloom_filter and not deletes else None,
+            bloom_from=_bloom_to_extend(plan.storage, prev_path, steps) if plan.options.bloom_filter and not deletes else None,
         )
         before = state.base
         if before is not None and before.file_name != name:
-            storage.remove(join(plan.table_path, state.partition_path, before.file_name), missing_ok=True)
+            plan.storage.remove(join(plan.table_path, state.partition_path, before.file_name), missing_ok=True)
         stat = dataclasses.replace(
             written,
             num_inserts=(before.num_inserts if before else 0) + inserts,
@@ -347,7 +344,7 @@ class _GroupWriter:
 
     def _read_committed(self, committed: FileSlice) -> pa.Table:
         if self._scan is None:
-            self._scan = build_scan(open_table(self.plan.table_path), mode="read_optimized", include_meta=True,
+            self._scan = build_scan(open_table(self.plan.storage), mode="read_optimized", include_meta=True,
                                     plan_files=False)
         scan = self._scan
         assert isinstance(scan, Scan)
@@ -375,7 +372,7 @@ class _GroupWriter:
         if not self.plan.options.record_positions or base is None or base_instant != committed.base_instant:
             return None
         path = join(self.plan.table_path, state.partition_path, base.name)
-        stored = pq.read_table(storage.parquet_source(path), columns=[RECORD_KEY]).column(0).combine_chunks()
+        stored = pq.read_table(self.plan.storage.parquet_source(path), columns=[RECORD_KEY]).column(0).combine_chunks()
         found = []
         for wanted in (keys, deleted):
             rows = pc.index_in(wanted.cast(pa.string()), value_set=stored)
@@ -397,7 +394,7 @@ class _GroupWriter:
         base = state.base
         assert base is not None
         plan = self.plan
-        pending = [handed[1] if handed and spill == handed[0] else read_spill(self.spill_folder, spill)
+        pending = [handed[1] if handed and spill == handed[0] else read_spill(self.plan.storage, self.spill_folder, spill)
                    for spill in state.spills]
         if handed is None:  # this task did not hand its rows over: they are not among the above
             pending.append(self._meta(group.data, group.keys, state.partition_path, ""))
@@ -410,7 +407,7 @@ class _GroupWriter:
         fields = self._precombine_fields()
         if records.num_rows and fields:
             base_path = join(plan.table_path, state.partition_path, base.file_name)
-            lost = self._lost_to_earlier(state, records, pq.read_table(storage.parquet_source(base_path), columns=[RECORD_KEY, *fields]))
+            lost = self._lost_to_earlier(state, records, pq.read_table(plan.storage.parquet_source(base_path), columns=[RECORD_KEY, *fields]))
             if lost is not None:
                 records = records.filter(pa.array(~lost))
         names = pa.repeat(pa.scalar(state.file_id), records.num_rows)  # log records name their file group
@@ -453,24 +450,24 @@ class _GroupWriter:
             blocks.append(encode_delete_block(names, [partition] * len(names), ordering, header))
         earlier = next((log for log in state.logs if log.prev_commit == base_instant), None)
         if earlier is None:
-            ensure_partition_metafile(plan.table_path, partition, plan.instant)
-            version = next_log_version(folder, state.file_id, base_instant)
+            ensure_partition_metafile(plan.storage, partition, plan.instant)
+            version = next_log_version(plan.storage, folder, state.file_id, base_instant)
             name = log_file_name(state.file_id, base_instant, version, self.task.write_token)
-            create_marker(plan.table_path, plan.instant, partition, name, IOType.APPEND)
+            create_marker(plan.storage, plan.instant, partition, name, IOType.APPEND)
             ensure_pending(plan.txn, plan.config)
-            write_log_file(os.path.join(folder, name), blocks)
+            write_log_file(plan.storage, os.path.join(folder, name), blocks)
         else:
             version, name = earlier.log_version or 1, earlier.file_name
             ensure_pending(plan.txn, plan.config)
-            extend_log_file(os.path.join(folder, name), earlier.file_size, blocks)
-        size = storage.file_size(os.path.join(folder, name))
+            extend_log_file(plan.storage, os.path.join(folder, name), earlier.file_size, blocks)
+        size = plan.storage.file_size(os.path.join(folder, name))
         fields = self._precombine_fields()
         logged = state.logged
         if records.num_rows and fields:  # for tasks logging rows of this group later (see below)
             # Named after this block's end: a task dying before its state is written leaves a
             # file that no state names, so nobody pre-combines against rows that were cut off.
             keys_name = f"{name}.{size}.keys.arrow"
-            write_spill(self.spill_folder, keys_name, records.select([RECORD_KEY, *fields]))
+            write_spill(self.plan.storage, self.spill_folder, keys_name, records.select([RECORD_KEY, *fields]))
             logged += (keys_name,)
         before = earlier or FileWrite(partition, state.file_id, name, 0)
         stat = dataclasses.replace(
@@ -527,7 +524,7 @@ class _GroupWriter:
     def _logged_versions(self, state: GroupState) -> list[pa.Table]:
         """The keys and ordering values of every block this write logged to the group (set aside
         with each block and named in the group's state)."""
-        return [read_spill(self.spill_folder, name) for name in state.logged]
+        return [read_spill(self.plan.storage, self.spill_folder, name) for name in state.logged]
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,12 +540,13 @@ def _positions_header(rows: np.ndarray, base_instant: str) -> dict[HeaderKey | i
             HeaderKey.BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS: base_instant}
 
 
-def _bloom_to_extend(previous: str | None, steps: list[tuple[pa.Table, pa.Array]]) -> tuple[str, pa.Array] | None:
+def _bloom_to_extend(storage: Storage, previous: str | None,
+                     steps: list[tuple[pa.Table, pa.Array]]) -> tuple[str, pa.Array] | None:
     """(the rewritten file's bloom filter, the keys merged into it), when the rewrite deleted no
     key: its keys are then the previous file's plus these."""
     if previous is None:
         return None
-    written = parquet_footer(previous).metadata.get(BLOOM_FILTER_KEY)
+    written = parquet_footer(storage, previous).metadata.get(BLOOM_FILTER_KEY)
     if written is None:
         return None
     keys = [incoming.column(RECORD_KEY).combine_chunks() for incoming, _ in steps]

@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 from typing import Self
 
+from shim.storage import Storage
 from shim.write import heartbeat
 
 
@@ -25,8 +26,8 @@ class TaskInfo:
 class KeepAlive:
     """Keeps the write's heartbeat fresh while a task runs."""
 
-    def __init__(self, table_path: str, instant: str, interval_s: float) -> None:
-        self.args = (table_path, instant)
+    def __init__(self, storage: Storage, instant: str, interval_s: float) -> None:
+        self.args = (storage, instant)
         self.interval_s = max(0.05, interval_s)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="hudi-shim-heartbeat", daemon=True)

@@ -3,7 +3,7 @@
 The protocol (table version 6, Hudi's heartbeat-based failure detection):
 - Under a short table guard (`.hoodie/.aux/hudi-shim.lock`: an exclusive `flock` locally, released
   when the process dies; on an object store honouring conditional writes a lock object there,
-  `shim.object_lock`, which the writers of every machine take), the writer looks at the pending
+  `shim.storage.object_lock`, which the writers of every machine take), the writer looks at the pending
   instants. A pending write whose heartbeat
   (`.hoodie/.heartbeat/<instant>`) is fresh belongs to a live writer: the new write fails with
   `ConcurrentWriteError`. A pending write with a stale or missing heartbeat failed: it is rolled
@@ -19,17 +19,16 @@ The protocol (table version 6, Hudi's heartbeat-based failure detection):
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from shim import storage
 from shim.errors import ConcurrentWriteError, FileGoneError, HudiShimError, WriteError
 from shim.properties import TableConfig
 from shim.services.rollback import RollbackResult, rollback_failed_write
+from shim.storage import Hold, Storage, paths
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.timeline import Timeline
 from shim.write import heartbeat
@@ -38,7 +37,6 @@ from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
 from shim.write.markers import delete_marker_folder
 
-GUARD_FILE = os.path.join(".aux", "hudi-shim.lock")
 _WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 
 
@@ -46,24 +44,28 @@ _WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 class Transaction:
     """A started write: its instant and how long its heartbeat may stay silent."""
 
-    table_path: str
+    storage: Storage
     instant: str
     action: Action
     timeout_s: float
 
+    @property
+    def table_path(self) -> str:
+        return self.storage.root
+
     def files(self, config: TableConfig) -> InstantFiles:
-        return InstantFiles(self.table_path, config, self.instant, self.action)
+        return InstantFiles(self.storage, config, self.instant, self.action)
 
 
 @contextmanager
-def table_guard(table_path: str) -> Iterator[storage.Hold]:
+def table_guard(storage: Storage) -> Iterator[Hold]:
     """Hold the table's guard lock (blocks while another writer checks the timeline)."""
-    with storage.exclusive(os.path.join(table_path, ".hoodie", GUARD_FILE)) as hold:
+    with storage.exclusive(paths.guard(storage.root)) as hold:
         yield hold
 
 
 def begin(
-    table_path: str,
+    storage: Storage,
     config: TableConfig,
     action: Action,
     *,
@@ -76,14 +78,14 @@ def begin(
     Raises:
         ConcurrentWriteError: another writer's instant is pending with a fresh heartbeat.
     """
-    with table_guard(table_path) as hold:
-        timeline = Timeline.load(table_path, config)
-        rolled_back = recover(table_path, config, timeline, timeout_s)
-        timeline = Timeline.load(table_path, config)
+    with table_guard(storage) as hold:
+        timeline = Timeline.load(storage, config)
+        rolled_back = recover(storage, config, timeline, timeout_s)
+        timeline = Timeline.load(storage, config)
         latest = timeline.instants[-1].requested_time if timeline.instants else None
         instant = new_instant_time(after=latest)
-        heartbeat.beat(table_path, instant)
-        txn = Transaction(table_path, instant, action, timeout_s)
+        heartbeat.beat(storage, instant)
+        txn = Transaction(storage, instant, action, timeout_s)
         files = txn.files(config)
         hold.check()
         files.request(requested)
@@ -91,15 +93,16 @@ def begin(
     return txn, rolled_back
 
 
-def recover(table_path: str, config: TableConfig, timeline: Timeline, timeout_s: float) -> list[RollbackResult]:
+def recover(storage: Storage, config: TableConfig, timeline: Timeline, timeout_s: float) -> list[RollbackResult]:
     """Fail if a live writer holds the table; roll back failed writes and finish broken rollbacks.
 
     Pending compactions of dead writers stay (their plan is run again by `compact`).
     """
+    table_path = storage.root
     now = time.time()
     failed: list[Instant] = []
     for inst in timeline.pending(*_WRITES, Action.COMPACTION):
-        if heartbeat.is_alive(table_path, inst.requested_time, timeout_s, now):
+        if heartbeat.is_alive(storage, inst.requested_time, timeout_s, now):
             raise ConcurrentWriteError(
                 f"{table_path}: another writer holds the table: {inst.action.value} {inst.requested_time} is "
                 f"{inst.state.value} and its heartbeat is fresh (.hoodie/.heartbeat/{inst.requested_time}). "
@@ -110,18 +113,19 @@ def recover(table_path: str, config: TableConfig, timeline: Timeline, timeout_s:
             )
         if inst.action is not Action.COMPACTION:
             failed.append(inst)
-    results = _finish_pending_rollbacks(table_path, timeline)
+    results = _finish_pending_rollbacks(storage, timeline)
     for inst in failed:
         after = max((i.requested_time for i in timeline.instants), key=instant_key, default=None)
-        results.append(rollback_failed_write(table_path, inst, new_instant_time(after=after)))
-        timeline = Timeline.load(table_path, config)
+        results.append(rollback_failed_write(storage, inst, new_instant_time(after=after)))
+        timeline = Timeline.load(storage, config)
     return results
 
 
-def _finish_pending_rollbacks(table_path: str, timeline: Timeline) -> list[RollbackResult]:
+def _finish_pending_rollbacks(storage: Storage, timeline: Timeline) -> list[RollbackResult]:
+    table_path = storage.root
     results = []
     for inst in timeline.pending(Action.ROLLBACK):
-        path = os.path.join(table_path, ".hoodie", f"{inst.requested_time}.rollback.requested")
+        path = paths.hoodie(table_path, f"{inst.requested_time}.rollback.requested")
         try:
             plan = decode_avro_record(storage.read_bytes(path))
         except (FileGoneError, ValueError):
@@ -133,14 +137,14 @@ def _finish_pending_rollbacks(table_path: str, timeline: Timeline) -> list[Rollb
             target["commitTime"], Action.parse(target["action"]), State.INFLIGHT, None,
             f"{target['commitTime']}.{target['action']}.inflight",
         )
-        results.append(rollback_failed_write(table_path, failed, inst.requested_time))
+        results.append(rollback_failed_write(storage, failed, inst.requested_time))
     return results
 
 
 def ensure_pending(txn: Transaction, config: TableConfig) -> None:
     """Fail when the instant is no longer pending (another writer rolled it back)."""
     files = txn.files(config)
-    if not (storage.exists(files.path("inflight")) or storage.exists(files.path("requested"))):
+    if not (txn.storage.exists(files.path("inflight")) or txn.storage.exists(files.path("requested"))):
         raise WriteError(
             f"{txn.table_path}: instant {txn.instant} is no longer pending; another writer rolled it back "
             "(its heartbeat was older than the timeout). Run the write again.",
@@ -151,25 +155,26 @@ def ensure_pending(txn: Transaction, config: TableConfig) -> None:
 
 def complete(txn: Transaction, config: TableConfig, record: CommitRecord) -> None:
     """Write the completed instant (last, atomically), then drop markers and heartbeat."""
-    with table_guard(txn.table_path) as hold:
+    with table_guard(txn.storage) as hold:
         ensure_pending(txn, config)
         hold.check()
         txn.files(config).complete(record)
-    delete_marker_folder(txn.table_path, txn.instant)
-    heartbeat.stop(txn.table_path, txn.instant)
+    delete_marker_folder(txn.storage, txn.instant)
+    heartbeat.stop(txn.storage, txn.instant)
 
 
 def abandon(txn: Transaction) -> None:
     """Give up a failed write: stop its heartbeat so the next writer rolls it back at once."""
-    heartbeat.stop(txn.table_path, txn.instant)
+    heartbeat.stop(txn.storage, txn.instant)
 
 
 _T = TypeVar("_T")
 
 
-def after_commit(table_path: str, instant: str, service: str, remedy: str, run: Callable[[], _T]) -> _T:
+def after_commit(storage: Storage, instant: str, service: str, remedy: str, run: Callable[[], _T]) -> _T:
     """Run a table service (`service`: "the clean"...) after the commit `instant` completed; its
     failure is a WriteError naming the commit, which stays completed, and saying `remedy`."""
+    table_path = storage.root
     try:
         return run()
     except (HudiShimError, OSError) as exc:

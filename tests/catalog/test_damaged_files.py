@@ -17,6 +17,7 @@ from catalog.settings import Settings
 from catalog.stream import SKIPPED_METADATA_KEY
 from engines.http import ShimClient
 from shim.errors import CommittedDataError, FileGoneError
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write.data_files import write_base_file
 from tests.catalog.servekit import ScanOutcome, live_server, logged, scan_outcome, server_log
@@ -40,7 +41,7 @@ def one_commit_of_files(root: Path, files: int) -> TinyTable:
     """A copy-on-write table whose one commit wrote `files` base files into one partition."""
     table = TinyTable(root / "t", SCHEMA, mor=False)
     instant, _ = table._begin(Action.COMMIT)
-    writes = [write_base_file(str(table.path), table.config, partition_path="", file_id=f"fg{f}-0", instant=instant,
+    writes = [write_base_file(as_storage(str(table.path)), table.config, partition_path="", file_id=f"fg{f}-0", instant=instant,
                               write_token="0-1-0", data=pa.Table.from_pylist(
                                   [{"id": f"{f}-{i}", "ts": 1, "v": "x" * 20} for i in range(20_000)], schema=SCHEMA))
               for f in range(files)]
@@ -68,12 +69,12 @@ def remove_when_opened(monkeypatch):
     original = shim.read.log_blocks.read_log_file
     targets: dict[str, threading.Event] = {}
 
-    def reading(path: str):
+    def reading(storage, path: str):
         event = targets.get(path)
         if event is not None:
             assert event.wait(30), "the test never let the scan go on"
             Path(path).unlink()
-        return original(path)
+        return original(storage, path)
 
     monkeypatch.setattr(shim.read.log_blocks, "read_log_file", reading)
 

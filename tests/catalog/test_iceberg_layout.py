@@ -22,6 +22,7 @@ from catalog.service import Catalog
 from catalog.settings import Settings
 from shim.read.request import build_scan
 from shim.schema import arrow_field_id
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write.data_files import write_log_blocks
 from tests.catalog.servekit import EVENTS_ROWS, TRIPS_RO_ROWS, TRIPS_ROWS, build_warehouse
@@ -53,7 +54,7 @@ def layout_of(catalog: Catalog, name: str, view: str) -> Layout:
     """The layout the publisher plans for the view at its latest instant."""
     table = catalog.table(name)
     scan = build_scan(table, mode=view)
-    return plan_layout(catalog.view(name, view, scan.read_instant), scan.slices, table.path,
+    return plan_layout(catalog.view(name, view, scan.read_instant), scan.slices, table.storage,
                        table.config.partition_fields)
 
 
@@ -537,7 +538,7 @@ def test_a_log_file_published_while_inflight_shows_once_committed(tmp_path, open
 
     instant, _ = table._begin(Action.DELTA_COMMIT)  # a log file written, its commit not yet complete
     update = pa.Table.from_pylist([{"id": "r1", "ts": 5, "a": 9}], schema=ROWS)
-    write = write_log_blocks(str(table.path), table.config, partition_path="", file_id="fg1-0",
+    write = write_log_blocks(as_storage(str(table.path)), table.config, partition_path="", file_id="fg1-0",
                              base_instant=base, instant=instant, write_token="0-3-0", upserts=update)
     while_inflight = publisher.publish("t", "snapshot")
     assert iceberg_rows(while_inflight) == [{"id": "r1", "ts": 1, "a": 1}, {"id": "r2", "ts": 2, "a": 20}]

@@ -18,6 +18,7 @@ from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.retention import expire
 from catalog.service import Catalog
 from catalog.settings import Settings
+from tests.local import LOCAL
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -98,7 +99,7 @@ def test_expire_keeps_the_version_published_last_and_files_being_written(served,
     _age(first.metadata_location.removeprefix("file://"), 8000)  # the first was published last
     fresh = folder / "data" / "being-written.parquet"
     fresh.write_bytes(b"PAR1")
-    removed = expire(str(folder), keep_seconds=3600)
+    removed = expire(LOCAL, str(folder), keep_seconds=3600)
     assert current in removed and first.metadata_location.removeprefix("file://") not in removed
     assert fresh.exists() and str(fresh) not in removed
     assert _rows(first.metadata_location) == sorted([("b", 9, "new-b")] + [(k, 5, f"base-{k}") for k in "acdef"])
@@ -113,7 +114,7 @@ def test_a_version_that_cannot_be_read_keeps_every_file(tmp_path):
     stray = folder / "data" / "old.parquet"
     stray.write_bytes(b"PAR1")
     _age(str(stray), 7200)
-    assert expire(str(folder), keep_seconds=60) == [] and stray.exists()
+    assert expire(LOCAL, str(folder), keep_seconds=60) == [] and stray.exists()
 
 
 def test_only_files_the_publisher_writes_are_removed_and_never_in_a_hudi_table(served, tmp_path):
@@ -126,14 +127,14 @@ def test_only_files_the_publisher_writes_are_removed_and_never_in_a_hudi_table(s
     for path in [*keep, stale]:
         path.write_bytes(b"PAR1")
         _age(str(path), 7200)
-    assert expire(str(folder), keep_seconds=60) == [str(stale)]
+    assert expire(LOCAL, str(folder), keep_seconds=60) == [str(stale)]
     assert all(path.exists() for path in keep)
     (table.path / "data").mkdir()
     (table.path / "data" / "0123-log.parquet").write_bytes(b"PAR1")  # a folder only a Hudi table should own
     hudi_files = _files(table.path)
     for path in hudi_files:
         _age(path, 7200)
-    assert expire(str(table.path), keep_seconds=0) == [] and _files(table.path) == hudi_files
+    assert expire(LOCAL, str(table.path), keep_seconds=0) == [] and _files(table.path) == hudi_files
 
 
 def test_an_iceberg_folder_inside_the_tables_is_refused_and_nothing_is_written_there(served, tmp_path):

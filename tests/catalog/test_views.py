@@ -7,6 +7,7 @@ import pytest
 
 from catalog import Catalog, Settings
 from shim.errors import InvalidArgumentError
+from shim.storage import as_storage
 from shim.timeline.instant import Action
 from shim.write.data_files import write_log_blocks
 from tests.catalog.servekit import build_warehouse
@@ -133,7 +134,7 @@ def test_write_completing_after_a_later_one_reresolves_its_group(two_groups, cou
     table, cat, one, _ = two_groups
     pending, _ = table._begin(Action.DELTA_COMMIT)
     rows = pa.Table.from_pylist([{"id": "a", "ts": 2, "p": "x", "v": 10}], schema=SCHEMA)
-    write = write_log_blocks(str(table.path), table.config, partition_path="p=x", file_id="g1-0",
+    write = write_log_blocks(as_storage(str(table.path)), table.config, partition_path="p=x", file_id="g1-0",
                              base_instant=one, instant=pending, write_token="0-2-0", upserts=rows)
     later = table.log([{"id": "c", "ts": 2, "p": "x", "v": 30}], partition="p=x", file_id="g1-0",
                       base_instant=one)

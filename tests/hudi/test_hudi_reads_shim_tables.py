@@ -22,6 +22,7 @@ from shim.services.cleaning import clean
 from shim.services.compaction import compact
 from shim.write.ddl import alter_table
 from tests.engines.spark.writekit import write
+from tests.local import LOCAL
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 
@@ -155,7 +156,7 @@ def test_hudi_reads_our_partial_updates_as_we_do(tmp_path: Path, payload: str):
     write(path, rows(range(0, 8, 2), 5, qty=lambda i: 100 + i), **partial)  # qty only
     write(path, rows(range(4), 3, fare=-1.0), **partial)  # fare only, at ts 3 after ts 5 for k0, k2
     write(path, rows(range(6, 8), 9, fare=9.5), **partial)
-    blocks = [block for log in path.rglob(".*.log.*") for block in read_log_file(str(log)).blocks]
+    blocks = [block for log in path.rglob(".*.log.*") for block in read_log_file(LOCAL, str(log)).blocks]
     assert blocks and all(block.header.get(HeaderKey.IS_PARTIAL) == "true" for block in blocks)
     assert all(HeaderKey.RECORD_POSITIONS in block.header for block in blocks)
     result = run_driver(ensure_env(), [{"kind": "reads", "path": str(path), "out": str(tmp_path / "reads"),

@@ -23,6 +23,7 @@ from engines.hudi.recipes import RECIPES
 from engines.inspect import describe_table
 from shim.errors import InvalidArgumentError
 from shim.log import HeaderKey, read_log_file
+from tests.local import LOCAL
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 
@@ -200,5 +201,5 @@ def test_the_partial_update_recipes_hold_partial_blocks(hudi_tables: dict[str, G
     generated = hudi_tables[recipe]
     partial = [block for path in generated.path.rglob(".*.log.*") if ".hoodie" not in path.parts
                and not path.name.endswith(".crc")
-               for block in read_log_file(str(path)).blocks if block.header.get(HeaderKey.IS_PARTIAL) == "true"]
+               for block in read_log_file(LOCAL, str(path)).blocks if block.header.get(HeaderKey.IS_PARTIAL) == "true"]
     assert len(partial) >= 3, recipe

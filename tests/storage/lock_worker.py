@@ -11,9 +11,16 @@ import random
 import sys
 import time
 
-from shim import storage
 from shim.errors import ConcurrentWriteError
-from shim.object_lock import LockLostError, ObjectLock
+from shim.storage import RemoteStorage, storage_for
+from shim.storage.object_lock import LockLostError, ObjectLock
+
+
+def _store(lock: str) -> RemoteStorage:
+    """The storage of the table the lock is of, reached with the environment's credentials."""
+    store = storage_for(lock.rsplit("/.hoodie", 1)[0])
+    assert isinstance(store, RemoteStorage)
+    return store
 
 
 def count(lock: str, counter: str, rounds: int, start: float, out: str) -> None:
@@ -22,17 +29,18 @@ def count(lock: str, counter: str, rounds: int, start: float, out: str) -> None:
     `counter` under it: a read, a pause and a write. Write the wall-clock spans it held the lock and
     the rounds it gave up to `out`."""
     spans, missed = [], 0
+    store = _store(lock)
     for round_ in range(rounds):
         time.sleep(max(0.0, start + 0.3 * round_ - time.time()))
         try:
-            with ObjectLock(lock, wait_s=0.1):
+            with ObjectLock(store.conditional, lock, wait_s=0.1):
                 began = time.time()
                 try:
-                    value = int(storage.read_text(counter))
+                    value = int(store.read_text(counter))
                 except FileNotFoundError:
                     value = 0
                 time.sleep(random.uniform(0.01, 0.03))  # a writer not excluded would lose the other's update
-                storage.write_atomically(counter, str(value + 1).encode())
+                store.write_atomically(counter, str(value + 1).encode())
                 spans.append((began, time.time()))
         except ConcurrentWriteError:
             missed += 1
@@ -42,7 +50,7 @@ def count(lock: str, counter: str, rounds: int, start: float, out: str) -> None:
 
 def hold(lock: str, ttl: float) -> None:
     """Take the lock, say so, then release it when a line comes on stdin; say how that went."""
-    held = ObjectLock(lock, ttl_s=ttl)
+    held = ObjectLock(_store(lock).conditional, lock, ttl_s=ttl)
     held.acquire()
     print("held", flush=True)
     sys.stdin.readline()

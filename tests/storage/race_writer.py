@@ -19,7 +19,6 @@ import time
 
 import pyarrow as pa
 
-from shim import storage
 from shim.errors import ConcurrentWriteError, HudiShimError
 from shim.write.job import abort_write, commit_write, plan_write
 from shim.write.task import TaskInfo, write_task
@@ -55,7 +54,7 @@ def race(location: str, writer: int, commits: int, start: float) -> dict[str, ob
                 commit_write(plan)
             except HudiShimError as error:
                 errors.append(f"{type(error).__name__}: {error}")
-                if not storage.exists(plan.txn.files(plan.config).path("completed")):  # else: a table service failed
+                if not plan.storage.exists(plan.txn.files(plan.config).path("completed")):  # else: a table service failed
                     abort_write(plan)
                     time.sleep(random.uniform(0.05, 0.25))
                     continue

@@ -8,8 +8,7 @@ import pytest
 
 import shim
 from engines.s3tap import S3Tap
-from shim.errors import FileGoneError, TableNotFoundError
-from shim.object_store import StorageError
+from shim.errors import FileGoneError, StorageError, TableNotFoundError
 
 pytestmark = pytest.mark.shared
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import shim
-from shim import conditional_writes, storage
+from shim.storage import RemoteStorage, storage_for
 from tests.engines.spark.writekit import write
 
 SERVICES = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true",
@@ -44,7 +44,9 @@ def test_compaction_cleaning_and_archiving_on_s3_leave_what_they_leave_locally(s
     uri = "s3://lake/services"
     writes(uri)
     # the writers' lock: an object on a store honouring conditional writes, else a local file
-    assert storage.exists(f"{uri}/.hoodie/.aux/hudi-shim.lock") == conditional_writes.support(uri).honoured
+    store = storage_for(uri)
+    assert isinstance(store, RemoteStorage)
+    assert store.exists(f"{uri}/.hoodie/.aux/hudi-shim.lock") == store.conditional.support(uri).honoured
     writes(str(tmp_path / "local"))
     remote, local = shim.open_table(uri), shim.open_table(str(tmp_path / "local"))
     actions = [(i.action, i.state) for i in local.timeline()]

@@ -16,6 +16,7 @@ from shim.errors import InvalidArgumentError, InvalidTableError, UnsupportedFeat
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_command_block, write_log_file
 from shim.write.avro_metadata import decode_avro_record
+from tests.local import LOCAL
 
 COLUMNS = ["id", "ts", "region", "fare"]
 SMALL = {"hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "5"}
@@ -254,7 +255,7 @@ def test_the_archived_timeline_reads_back_and_inspect_names_it(tmp_path):
     assert f"(before these: {len(times)} archived instants, {times[0]} .. {times[-1]}, in .hoodie/archived)" in text
     # A block that is not Avro data is an error naming the file.
     bogus = path / ".hoodie" / "archived" / ".commits_.archive.9_1-0-1"
-    write_log_file(str(bogus), [encode_command_block({HeaderKey.INSTANT_TIME: "1", HeaderKey.TARGET_INSTANT_TIME: "1"})])
+    write_log_file(LOCAL, str(bogus), [encode_command_block({HeaderKey.INSTANT_TIME: "1", HeaderKey.TARGET_INSTANT_TIME: "1"})])
     with pytest.raises(InvalidTableError, match=r"\.commits_\.archive\.9_1-0-1 \(block at byte 0\): an archive block "
                                                 r"must be Avro data"):
         table.archived_timeline()

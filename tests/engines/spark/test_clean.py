@@ -15,13 +15,13 @@ from writekit import data_files, hudi_rs_rows, shim_rows, write
 import shim
 from catalog.settings import Settings
 from engines.spark import clean, compact
-from shim import storage
 from shim.errors import CorruptFileError, InvalidArgumentError, WriteError
 from shim.properties import TableConfig, read_table_config
 from shim.services.clean import clean_table
 from shim.services.clean_plan import CleanSettings, earliest_commit_to_retain, plan_clean
 from shim.services.compaction import start_compaction
 from shim.services.options import clean_settings
+from shim.storage import LocalStorage, as_storage
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
 from tests.catalog.servekit import live_server
@@ -38,7 +38,7 @@ def trips(ids: range, version: int) -> list[dict]:
 
 
 def table_config(path) -> TableConfig:  # type: ignore[no-untyped-def]
-    config = read_table_config(str(path))
+    config = read_table_config(as_storage(str(path)))
     assert config is not None
     return config
 
@@ -168,7 +168,7 @@ def test_slices_a_pending_compaction_reads_are_kept(tmp_path):
     write(path, trips(range(4), 0), **options)
     write(path, trips(range(4), 1), **options)
     config = table_config(path)
-    job = start_compaction(str(path), config, timeout_s=0.2)
+    job = start_compaction(as_storage(str(path)), config, timeout_s=0.2)
     assert job is not None
     time.sleep(0.3)  # its writer is gone; the plan stays pending
     for version in (2, 3, 4):
@@ -186,13 +186,13 @@ def test_a_pending_write_holds_back_the_earliest_retained_commit(tmp_path):
     instants = versions_written(path, range(2), 5, **NO_CLEAN)
     config = table_config(path)
     keep_1 = CleanSettings(commits_retained=1)
-    assert earliest_commit_to_retain(Timeline.load(str(path), config), keep_1).requested_time == instants[4]
+    assert earliest_commit_to_retain(Timeline.load(as_storage(str(path)), config), keep_1).requested_time == instants[4]
     # a writer (of another engine) started between commits 2 and 3 and has not finished
     pending = str(int(instants[2]) + 1)
-    storage.write_atomically(os.path.join(path, ".hoodie", f"{pending}.commit.requested"), b"")
-    timeline = Timeline.load(str(path), config)
+    LocalStorage(path).write_atomically(os.path.join(path, ".hoodie", f"{pending}.commit.requested"), b"")
+    timeline = Timeline.load(as_storage(str(path)), config)
     assert earliest_commit_to_retain(timeline, keep_1).requested_time == instants[2]
-    plan = plan_clean(str(path), timeline, keep_1)
+    plan = plan_clean(as_storage(str(path)), timeline, keep_1)
     assert plan is not None
     assert {n.split("_")[-1] for names in plan.files.values() for n in names} == {f"{instants[0]}.parquet"}
 
@@ -202,15 +202,15 @@ def test_an_interrupted_clean_is_finished_by_the_next_one(tmp_path):
     instants = versions_written(path, range(4), 4, **NO_CLEAN)
     config = table_config(path)
     keep_1 = CleanSettings(commits_retained=1)
-    plan = plan_clean(str(path), Timeline.load(str(path), config), keep_1)
+    plan = plan_clean(as_storage(str(path)), Timeline.load(as_storage(str(path)), config), keep_1)
     assert plan is not None
     stamp = str(int(instants[-1]) + 1)  # the clean died after its plan and one deletion
-    storage.write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"),
+    LocalStorage(path).write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"),
                      encode_avro_record(CLEANER_PLAN, plan.to_avro(str(path))))
     first = next(iter(plan.files.items()))
     os.remove(os.path.join(path, first[0], first[1][0]))
     expected = shim_rows(path)  # readers ignore the pending clean
-    results = clean_table(str(path), config, keep_1)
+    results = clean_table(as_storage(str(path)), config, keep_1)
     assert [r.clean_instant for r in results] == [stamp]
     assert results[0].failed == ((first[0], first[1][0]),)  # already gone, recorded as Hudi does
     assert len(results[0].deleted) == sum(len(v) for v in plan.files.values()) - 1
@@ -222,7 +222,7 @@ def test_a_broken_clean_plan_fails_the_clean_naming_it_after_the_commit_complete
     path = tmp_path / "t"
     instants = versions_written(path, range(2), 2, **NO_CLEAN)
     stamp = str(int(instants[-1]) + 1)  # a clean that died before its plan was whole
-    storage.write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"), b"not avro")
+    LocalStorage(path).write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean.requested"), b"not avro")
     with pytest.raises(WriteError, match=rf"commit (\d+) completed, but the clean after it failed: .*"
                                          rf"{stamp}.clean.requested: the interrupted clean's plan does not decode"):
         write(path, trips(range(2), 7), **KEEP_2)
@@ -264,7 +264,7 @@ def test_savepointed_files_are_kept(tmp_path):
         by_partition.setdefault(partition, []).append(name)
     record = {"savepointedBy": "ops", "savepointedAt": 0, "comments": "", "version": 1,
               "partitionMetadata": {p: {"partitionPath": p, "savepointDataFile": n} for p, n in by_partition.items()}}
-    storage.write_atomically(os.path.join(path, ".hoodie", f"{instants[0]}.savepoint"), encode_avro_record(schema, record))
+    LocalStorage(path).write_atomically(os.path.join(path, ".hoodie", f"{instants[0]}.savepoint"), encode_avro_record(schema, record))
     clean(str(path), {"hoodie.cleaner.commits.retained": "1"})
     left = {(os.path.dirname(f), os.path.basename(f)) for f in data_files(path)}
     assert saved <= left and not any(instants[1] in name for _, name in left)
@@ -276,7 +276,7 @@ def test_reads_after_a_clean_without_retention_horizon_stay_on_the_latest_commit
     stamp = str(int(instants[2]) + 1)  # as Hudi records a KEEP_LATEST_FILE_VERSIONS clean
     record = {"startCleanTime": stamp, "timeTakenInMillis": 1, "totalFilesDeleted": 0, "earliestCommitToRetain": "",
               "lastCompletedCommitTimestamp": instants[2], "partitionMetadata": {}, "version": 2}
-    storage.write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean"), encode_avro_record(CLEAN_METADATA, record))
+    LocalStorage(path).write_atomically(os.path.join(path, ".hoodie", f"{stamp}.clean"), encode_avro_record(CLEAN_METADATA, record))
     table = shim.open_table(str(path))
     assert table.read(as_of=instants[2]).num_rows == 2
     with pytest.raises(InvalidArgumentError, match="records no earliest commit to retain"):
@@ -322,11 +322,11 @@ def test_keep_latest_by_hours_retains_the_writes_of_the_last_hours(tmp_path):
         microsecond=int(instants[2][14:]) * 1000)
     settings = clean_settings(hours)
     # an hour after the third commit: only it is retained (with the slice before it)
-    results = clean_table(str(path), config, settings, now=third + datetime.timedelta(hours=1))
+    results = clean_table(as_storage(str(path)), config, settings, now=third + datetime.timedelta(hours=1))
     assert [r.earliest_retained for r in results] == [instants[2]]
     assert all(v == instants[1:] for v in base_instants(path).values())
     # hours later nothing is recent: nothing is retained for sure, so nothing more goes
-    assert clean_table(str(path), config, settings, now=third + datetime.timedelta(hours=5)) == []
+    assert clean_table(as_storage(str(path)), config, settings, now=third + datetime.timedelta(hours=5)) == []
 
 
 def test_the_http_api_refuses_instants_the_cleaner_no_longer_retains(tmp_path):

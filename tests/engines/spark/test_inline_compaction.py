@@ -14,6 +14,7 @@ from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import read_table_config
 from shim.services import compaction as compaction_module
 from shim.services.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy, compaction_due
+from shim.storage import as_storage
 from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.instant import parse_instant_file_name
 from shim.timeline.timeline import Timeline
@@ -167,7 +168,7 @@ def test_a_failed_inline_compaction_names_the_commit_which_stays_and_is_resumed(
 def _timeline(tmp_path: Path, names: list[str]) -> Timeline:
     path = tmp_path / "t"
     write(path, trips(range(2), 1), **MOR)
-    config = read_table_config(str(path))
+    config = read_table_config(as_storage(str(path)))
     assert config is not None
     parsed = [parse_instant_file_name(n) for n in names]
     return Timeline(str(path / ".hoodie"), [i for i in parsed if i is not None], config)

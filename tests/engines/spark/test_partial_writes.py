@@ -14,6 +14,7 @@ import shim
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError, WriteError
 from shim.log import HeaderKey, read_log_file
 from tests.engines.spark.writekit import write
+from tests.local import LOCAL
 
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 PARTIAL = {**MOR, "hoodie.spark.sql.merge.into.partial.updates": "true"}
@@ -33,7 +34,7 @@ def test_an_upsert_of_some_columns_writes_partial_blocks_of_those_columns(tmp_pa
         {"type": "record", "name": "r", "fields": [{"name": n, "type": "string"} for n in ("id", "ts", "region")]})}
     write(path, update, **options)
 
-    blocks = [block for log in path.rglob(".*.log.*") for block in read_log_file(str(log)).blocks]
+    blocks = [block for log in path.rglob(".*.log.*") for block in read_log_file(LOCAL, str(log)).blocks]
     assert blocks
     for block in blocks:
         assert block.header[HeaderKey.IS_PARTIAL] == "true"

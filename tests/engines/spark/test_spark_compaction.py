@@ -13,6 +13,7 @@ from engines.spark import alter_table, compact
 from shim.errors import UnsupportedFeatureError
 from shim.properties import read_table_config
 from shim.services.compaction import start_compaction
+from shim.storage import as_storage
 from shim.write.avro_metadata import decode_avro_record
 from shim.write.markers import IOType, create_marker
 
@@ -75,12 +76,12 @@ def test_compaction_after_a_rename_reads_old_logs_by_id(table):
 
 
 def test_dead_compaction_is_resumed_and_its_partial_files_rolled_back(table):
-    config = read_table_config(str(table))
+    config = read_table_config(as_storage(str(table)))
     assert config is not None
-    job = start_compaction(str(table), config, timeout_s=0.2)
+    job = start_compaction(as_storage(str(table)), config, timeout_s=0.2)
     assert job is not None
     partial = f"{job.operations[0]['fileId']}_9-9-9_{job.instant}.parquet"
-    create_marker(str(table), job.instant, job.operations[0]["partitionPath"], partial, IOType.CREATE)
+    create_marker(as_storage(str(table)), job.instant, job.operations[0]["partitionPath"], partial, IOType.CREATE)
     (table / job.operations[0]["partitionPath"] / partial).write_bytes(b"partial")
     expected = shim_rows(table)
     time.sleep(0.3)
@@ -98,9 +99,9 @@ def test_copy_on_write_tables_are_not_compacted(tmp_path):
 
 
 def test_writes_during_a_pending_compaction_land_in_the_new_slice(table):
-    config = read_table_config(str(table))
+    config = read_table_config(as_storage(str(table)))
     assert config is not None
-    job = start_compaction(str(table), config, timeout_s=0.2)
+    job = start_compaction(as_storage(str(table)), config, timeout_s=0.2)
     assert job is not None
     time.sleep(0.3)  # the compaction's writer is gone
     fast = {"hoodie.client.heartbeat.interval_in_ms": "100"}

@@ -17,12 +17,14 @@ from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, 
 import shim
 from shim.log import HeaderKey, encode_avro_data_block, read_log_file
 from shim.services.compaction import compact
+from shim.storage import as_storage
 from shim.write.bucket import bucket_of_key
 from shim.write.data_files import avro_record_schema
 from shim.write.group_state import locked_group, state_folder
 from shim.write.handoff import HandOverTurn, write_spill
 from shim.write.job import commit_write, plan_write
 from shim.write.task import TaskInfo, TaskReport, TaskWrite, write_task
+from tests.local import LOCAL
 
 COLUMNS = ["id", "ts", "region", "fare"]
 REGION = {"hoodie.datasource.write.partitionpath.field": "region"}
@@ -78,7 +80,7 @@ def test_merge_on_read_updates_from_several_tasks_go_to_one_log_file_per_file_gr
     assert written and all(".log." in name for name in written)
     logs = [f for f in data_files(path) if ".log." in f]
     assert len(logs) == len(set(written)) == len(groups_of(updates))  # tasks extend the group's log file
-    assert sum(len(read_log_file(str(path / f)).blocks) for f in logs) == len(written)  # a block per task
+    assert sum(len(read_log_file(LOCAL, str(path / f)).blocks) for f in logs) == len(written)  # a block per task
     changed = {r["id"]: r for r in updates}
     expected = sorted((changed.get(r["id"], r) for r in trips(range(40))), key=lambda r: r["id"])
     assert shim_rows(path, columns=COLUMNS) == expected
@@ -160,7 +162,7 @@ def test_rows_of_a_group_being_written_are_written_later_by_their_own_task(tmp_p
     one_group = {**BASE_OPTIONS, "hoodie.bucket.index.num.buckets": "1"}
     plan = plan_write(str(path), one_group, SCHEMA)
     early, late = _task(plan, trips(range(0, 6, 2)), 0, 700), _task(plan, trips(range(1, 6, 2)), 1, 701)
-    with locked_group(str(path), plan.instant, "", 0):  # as while another task writes the group
+    with locked_group(as_storage(str(path)), plan.instant, "", 0):  # as while another task writes the group
         late.hand_over()  # gives up waiting instead of queueing behind the writer
     early.hand_over()
     assert len(early.write().files) == 1
@@ -202,10 +204,11 @@ def test_a_task_with_its_rows_first_waits_for_a_running_task_to_hand_over_before
 def test_a_task_that_died_before_handing_over_does_not_hold_up_the_others(tmp_path):
     folder = str(tmp_path / "state")
     code = ("import os, sys; sys.path.insert(0, os.getcwd()); from shim.write.handoff import HandOverTurn; "
-            f"HandOverTurn({folder!r}, 3).__enter__(); os._exit(1)")  # announced, then killed
+            "from shim.storage import LocalStorage; "
+            f"HandOverTurn(LocalStorage({folder!r}), {folder!r}, 3).__enter__(); os._exit(1)")  # announced, then killed
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 1
     assert os.path.exists(os.path.join(folder, "tasks", "p3.lock"))
-    with HandOverTurn(folder, 0) as turn:
+    with HandOverTurn(LOCAL, folder, 0) as turn:
         turn.handed_over()
         waiter = threading.Thread(target=turn.wait_for_others, daemon=True)
         waiter.start()
@@ -241,7 +244,7 @@ def test_merge_on_read_rows_of_later_task_waves_go_to_log_files_on_the_new_base_
     logs = [f for f in files if ".log." in f]
     assert len(bases) == len({f.split("/")[-1][:8] + f.split("/")[0] for f in bases}) == len(groups_of(rows))
     assert len(logs) == len(groups_of(rows))  # one per file group: the later tasks' blocks in one log file
-    assert all(len(read_log_file(str(path / f)).blocks) == 2 for f in logs)
+    assert all(len(read_log_file(LOCAL, str(path / f)).blocks) == 2 for f in logs)
     instant = shim.open_table(str(path)).timeline()[-1].requested_time
     assert all(f"_{instant}.log." in f.split("/")[-1] for f in logs)  # on the base files of this write
     expected = sorted(rows, key=lambda r: r["id"])
@@ -269,7 +272,7 @@ def test_one_key_in_three_task_waves_of_a_merge_on_read_upsert_keeps_the_greates
 def test_a_task_stops_waiting_for_a_much_slower_one_after_as_long_as_its_own_hand_over_took(tmp_path):
     folder = str(tmp_path / "state")
     # task 1 is still receiving its rows for as long as this test runs
-    with HandOverTurn(folder, 1), HandOverTurn(folder, 0) as turn:
+    with HandOverTurn(LOCAL, folder, 1), HandOverTurn(LOCAL, folder, 0) as turn:
         turn.handed_over()
         start = time.monotonic()
         turn.wait_for_others(at_least_s=0.3)
@@ -312,12 +315,12 @@ def test_blocks_a_dead_task_attempt_appended_to_a_log_without_recording_them_are
         handle.write(dead)
     # ... after setting aside its keys, which claim a newer version of k3 than the next task's
     phantom = pa.table({"_hoodie_record_key": ["k3"], "ts": pa.array([99], pa.int64())})
-    write_spill(state_folder(str(path), plan.instant), f"{log}.{recorded + len(dead)}.keys.arrow", phantom)
+    write_spill(LOCAL, state_folder(str(path), plan.instant), f"{log}.{recorded + len(dead)}.keys.arrow", phantom)
     if another_task_logs_after:
         write_task(plan, pa.Table.from_pylist(trips(range(3, 4), ts=2, fare=-3.0), schema=SCHEMA).to_batches(),
                    TaskInfo(1, 5, 501))
     commit_write(plan)
-    contents = read_log_file(str(log_path))
+    contents = read_log_file(LOCAL, str(log_path))
     assert len(contents.blocks) == (2 if another_task_logs_after else 1) and contents.corrupt_regions == ()
     assert [b.offset for b in contents.blocks][1:] == ([recorded] if another_task_logs_after else [])
     fares = {r["id"]: r["fare"] for r in shim_rows(path)}

@@ -18,6 +18,7 @@ from writekit import SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from shim.errors import ConcurrentWriteError, WriteError
+from shim.storage import as_storage
 from shim.write.bucket import bucket_of_key
 from shim.write.job import commit_write, plan_write
 from shim.write.markers import IOType, create_marker
@@ -158,7 +159,7 @@ def test_commit_removes_files_of_task_attempts_that_died_before_recording_them(t
     plan = plan_write(str(path), {}, SCHEMA)
     write_task(plan, pa.Table.from_pylist(trips(range(2, 4)), schema=SCHEMA).to_batches(), TaskInfo(0, 9, 900))
     orphan = f"00000001-0000-0000-0000-000000000000-0_1-9-901_{plan.instant}.parquet"
-    create_marker(str(path), plan.instant, "", orphan, IOType.CREATE)
+    create_marker(as_storage(str(path)), plan.instant, "", orphan, IOType.CREATE)
     pq.write_table(pa.table({"x": [1]}), path / orphan)
     commit_write(plan)
     assert not (path / orphan).exists()

@@ -15,6 +15,7 @@ from engines.spark import compact
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.log.blocks import BlockType
 from shim.log.reader import decode_data_block, read_log_file
+from tests.local import LOCAL
 
 COLUMNS = ["id", "ts", "region", "fare"]
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
@@ -43,7 +44,7 @@ def log_blocks(path: Path) -> list[tuple[str, BlockType, bytes | None]]:
     found = []
     for name in data_files(path):
         if ".log." in name:
-            contents = read_log_file(str(path / name))
+            contents = read_log_file(LOCAL, str(path / name))
             for block in contents.blocks:
                 content = None
                 if block.block_type is BlockType.PARQUET_DATA:
@@ -128,7 +129,7 @@ def test_log_records_name_their_file_group_as_hudi_writes_them(tmp_path, options
     checked = 0
     for name in data_files(path):
         if ".log." in name:
-            contents = read_log_file(str(path / name))
+            contents = read_log_file(LOCAL, str(path / name))
             file_id = name.split("/")[-1][1:].split("_")[0]
             for block in contents.blocks:
                 if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):

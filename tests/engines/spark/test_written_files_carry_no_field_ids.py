@@ -17,6 +17,7 @@ from engines.spark import alter_table
 from shim.log.blocks import BlockType
 from shim.log.reader import read_log_file
 from shim.schema import has_field_ids
+from tests.local import LOCAL
 from tests.parquetkit import empty_dictionary_chunks
 
 INFO = pa.struct([("a", pa.int32()), ("b", pa.string())])
@@ -42,7 +43,7 @@ def test_rewritten_and_logged_rows_reach_files_without_field_ids(tmp_path, table
         assert not has_field_ids(pq.read_schema(base_file)), base_file
     parquet_blocks = 0
     for log_file in log_files:
-        contents = read_log_file(str(log_file))
+        contents = read_log_file(LOCAL, str(log_file))
         for block in contents.blocks:
             if block.block_type is BlockType.PARQUET_DATA:
                 content = contents.data[block.content_offset:block.content_offset + block.content_length]

@@ -8,6 +8,7 @@ import pytest
 from shim.layout.partitions import list_partitions, partition_values
 from shim.layout.slices import file_slices_as_of
 from shim.properties import TableConfig, format_properties
+from shim.storage import as_storage
 from shim.timeline.timeline import Timeline
 
 FG = "aaaaaaaa-0000-0000-0000-000000000001-0"
@@ -50,9 +51,9 @@ def _log(fg: str, ts: str, version: int = 1, token: str = "0-1-1") -> str:
 
 
 def _slices(root: Path, config: TableConfig, as_of: str | None = None):
-    timeline = Timeline.load(str(root), config)
+    timeline = Timeline.load(as_storage(str(root)), config)
     read = timeline.resolve_as_of(as_of)
-    return file_slices_as_of(str(root), list_partitions(str(root), config), timeline, read)
+    return file_slices_as_of(as_storage(str(root)), list_partitions(as_storage(str(root)), config), timeline, read)
 
 
 def test_inflight_base_file_is_not_visible_and_previous_slice_is_read(tmp_path):
@@ -188,11 +189,11 @@ def test_a_savepoint_at_its_commits_time_does_not_hide_the_commit(tmp_path, save
     _instant(root, f"{T1}.commit", {})
     _instant(root, f"{T1}.savepoint", {})
     _touch(root, "", _base(FG, T1))
-    listed = Timeline.load(str(root), config).instants
+    listed = Timeline.load(as_storage(str(root)), config).instants
     ordered = sorted(listed, key=lambda i: (i.action.value != "savepoint") == savepoint_first)
     timeline = Timeline(str(root / ".hoodie"), ordered, config)  # whatever order the folder lists
     assert timeline.is_committed(T1) and [i.requested_time for i in timeline.completed_writes()] == [T1]
-    [file_slice] = file_slices_as_of(str(root), [""], timeline, T1)
+    [file_slice] = file_slices_as_of(as_storage(str(root)), [""], timeline, T1)
     assert file_slice.base_instant == T1
 
 
@@ -207,7 +208,7 @@ def test_cleans_older_than_the_first_active_write_do_not_hide_archived_compactio
     _touch(root, "", _log(FG, T3))
     [file_slice] = _slices(root, config)
     assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T3, [T3])
-    assert Timeline.load(str(root), config).start == T4
+    assert Timeline.load(as_storage(str(root)), config).start == T4
 
 
 @pytest.mark.parametrize(
@@ -234,14 +235,14 @@ def test_list_partitions_finds_nested_partitions_and_skips_hidden_folders(tmp_pa
     _touch(root, "y=2024/m=02", _base(FG, T1))
     _touch(root, ".hoodie/metadata/files", ".hoodie_partition_metadata")
     _touch(root, ".spark-staging", _base(FG2, T1))
-    assert list_partitions(str(root), config) == ["y=2024/m=01", "y=2024/m=02"]
+    assert list_partitions(as_storage(str(root)), config) == ["y=2024/m=01", "y=2024/m=02"]
 
 
 def test_a_file_removed_while_its_folder_is_listed_is_left_out(tmp_path, monkeypatch):
     import os
 
-    from shim import storage
     from shim.layout import slices
+    from shim.storage import local
 
     root, _ = _table(tmp_path)
     _touch(root, "p", _base(FG, T1))
@@ -253,6 +254,6 @@ def test_a_file_removed_while_its_folder_is_listed_is_left_out(tmp_path, monkeyp
         os.remove(os.path.join(folder, _base(FG2, T1)))
         return iter(entries)
 
-    monkeypatch.setattr(storage.os, "scandir", scandir_then_remove)
-    groups = slices.list_file_groups(str(root), ["p"])
+    monkeypatch.setattr(local.os, "scandir", scandir_then_remove)
+    groups = slices.list_file_groups(as_storage(str(root)), ["p"])
     assert [(g.file_id, [b.name for b in g.base_files]) for g in groups] == [(FG, [_base(FG, T1)])]

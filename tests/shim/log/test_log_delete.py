@@ -24,6 +24,7 @@ from shim.log import (
 )
 from shim.log.blocks import BlockType
 from shim.log.writer import encode_block
+from tests.local import LOCAL
 
 HEADER = {HeaderKey.INSTANT_TIME: "20250101000000000"}
 PATH = "/t/p/.f1_100.log.1_0-1-1"
@@ -49,7 +50,7 @@ def test_decode_delete_block_real_block_gives_the_keys_hudi_rs_deletes(tmp_path:
     }
     deleted_by_hudi_rs = base_keys - set(snapshot_rows(table))
     (path,) = [p for p in log_files(table) if "metadata" not in str(p)]
-    contents = read_log_file(str(path))
+    contents = read_log_file(LOCAL, str(path))
 
     deletes = decode_delete_block(contents, contents.blocks[0])
 

@@ -18,6 +18,7 @@ from shim.log import (
     read_log_file,
     write_log_file,
 )
+from tests.local import LOCAL
 
 pytest.importorskip("hudi", reason="hudi-rs python bindings (pip install hudi) are needed")
 
@@ -37,7 +38,7 @@ def _complete(table: Path, instant: str) -> None:
 def test_hudi_rs_reads_appended_update_and_new_delete_log_file(tmp_path: Path) -> None:
     table = unzip_table("trips__mor__avro__v6_trips_8i1u", tmp_path)
     (log,) = [p for p in log_files(table) if "metadata" not in str(p)]
-    contents = read_log_file(str(log))
+    contents = read_log_file(LOCAL, str(log))
     (block,) = contents.blocks
     assert block.schema is not None
     old = decode_data_block(contents, block)
@@ -49,8 +50,7 @@ def test_hudi_rs_reads_appended_update_and_new_delete_log_file(tmp_path: Path) -
         "fare": 99.5,
         "ts": old["ts"][0].as_py() + 1,
     }
-    append_log_blocks(
-        str(log),
+    append_log_blocks(LOCAL, str(log),
         [
             encode_avro_data_block(
                 pa.Table.from_pylist([row], schema=old.schema),
@@ -65,7 +65,7 @@ def test_hudi_rs_reads_appended_update_and_new_delete_log_file(tmp_path: Path) -
     delete_instant = "20250331030660000"
     next_log = log.with_name(log.name.replace(".log.1_0-26-85", ".log.2_0-30-90"))
     header = {HeaderKey.INSTANT_TIME: delete_instant, HeaderKey.SCHEMA: block.header[HeaderKey.SCHEMA]}
-    write_log_file(str(next_log), [encode_delete_block([DELETED_KEY], ["city=san_francisco"], [], header)])
+    write_log_file(LOCAL, str(next_log), [encode_delete_block([DELETED_KEY], ["city=san_francisco"], [], header)])
     _complete(table, delete_instant)
     after_delete = snapshot_rows(table)
 

@@ -26,6 +26,7 @@ from shim.log import (
     read_log_file,
 )
 from shim.log.writer import encode_block
+from tests.local import LOCAL
 
 SCHEMA = {
     "type": "record",
@@ -64,7 +65,7 @@ def test_read_log_file_every_real_log_file_parses_without_corruption(tables: dic
     with warnings.catch_warnings():
         warnings.simplefilter("error", CorruptBlockWarning)
         for path in files:
-            contents = read_log_file(str(path))
+            contents = read_log_file(LOCAL, str(path))
             assert contents.corrupt_regions == ()
             counts.update(b.block_type.name for b in contents.blocks)
 
@@ -77,7 +78,7 @@ def test_read_log_file_every_real_log_file_parses_without_corruption(tables: dic
 def test_read_log_file_delete_block_header_is_located(tables: dict[str, Path]) -> None:
     (path,) = [p for p in log_files(tables["trips__mor__avro__v6_trips_8i3d"]) if "metadata" not in str(p)]
 
-    (block,) = read_log_file(str(path)).blocks
+    (block,) = read_log_file(LOCAL, str(path)).blocks
 
     assert (block.block_type, block.offset, block.content_length) == (BlockType.DELETE, 0, 190)
     assert block.instant_time == "20250618054714114"
@@ -91,7 +92,7 @@ def test_read_log_file_rollback_command_block_names_its_target(tables: dict[str,
     table = tables["sample__mor__parquet__v6_nonpartitioned_rollback"]
     (path,) = [p for p in log_files(table) if ".log.2_" in p.name]
 
-    (block,) = read_log_file(str(path)).blocks
+    (block,) = read_log_file(LOCAL, str(path)).blocks
 
     assert block.block_type is BlockType.COMMAND and block.is_rollback_command
     assert (block.instant_time, block.target_instant_time) == ("20250126040936578", "20250126040826878")
@@ -117,7 +118,7 @@ def test_decode_data_block_rows_equal_hudi_rs_rows(tables: dict[str, Path], zip_
     for path in log_files(tables[zip_stem]):
         if "metadata" in str(path):
             continue
-        contents = read_log_file(str(path))
+        contents = read_log_file(LOCAL, str(path))
         for block in contents.blocks:
             if block.block_type not in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
                 continue
@@ -137,7 +138,7 @@ def test_decode_data_block_parquet_projection_keeps_file_order(tables: dict[str,
     (path,) = [
         p for p in log_files(tables["sample__mor__parquet__v6_nonpartitioned"]) if "metadata" not in str(p)
     ]
-    contents = read_log_file(str(path))
+    contents = read_log_file(LOCAL, str(path))
 
     table = decode_data_block(contents, contents.blocks[0], columns=["name", "id"])
 
@@ -152,7 +153,7 @@ def test_decode_data_block_parquet_projection_keeps_file_order(tables: dict[str,
 def test_decode_data_block_hfile_block_raises_unsupported(tables: dict[str, Path]) -> None:
     table = tables["trips__mor__avro__v8_trips_8i3u1d"]
     path = next(p for p in log_files(table) if "/metadata/files/" in str(p) and p.stat().st_size > 100)
-    contents = read_log_file(str(path))
+    contents = read_log_file(LOCAL, str(path))
     block = next(b for b in contents.blocks if b.block_type is BlockType.HFILE)
 
     with pytest.raises(
@@ -362,7 +363,7 @@ def test_read_log_file_reads_from_disk(tmp_path: Path) -> None:
     path = tmp_path / ".f1_100.log.1_0-1-1"
     path.write_bytes(_command("100"))
 
-    contents = read_log_file(str(path))
+    contents = read_log_file(LOCAL, str(path))
 
     assert contents.path == str(path) and contents.blocks[0].path == str(path)
 
@@ -391,7 +392,7 @@ def test_data_block_schema_parquet_block_matches_decoded_rows(tables: dict[str, 
     (path,) = [
         p for p in log_files(tables["sample__mor__parquet__v6_nonpartitioned"]) if "metadata" not in str(p)
     ]
-    contents = read_log_file(str(path))
+    contents = read_log_file(LOCAL, str(path))
 
     schema = data_block_schema(contents, contents.blocks[0])
 

@@ -28,6 +28,7 @@ from shim.log import (
     write_log_file,
 )
 from shim.log.writer import encode_block
+from tests.local import LOCAL
 
 TABLE = pa.table(
     {
@@ -60,7 +61,7 @@ def test_encoders_reproduce_every_real_avro_delete_and_command_block_byte_for_by
         for path in log_files(table):
             if "metadata" in str(path):
                 continue
-            contents = read_log_file(str(path))
+            contents = read_log_file(LOCAL, str(path))
             for block in contents.blocks:
                 header = dict(block.header)
                 if block.block_type is BlockType.AVRO_DATA:
@@ -164,9 +165,9 @@ def test_write_log_file_then_append_keeps_block_order(tmp_path: Path) -> None:
     data = encode_avro_data_block(TABLE, SCHEMA, {HeaderKey.INSTANT_TIME: "2"})
     deletes = encode_delete_block(["a"], ["p"], [pa.array([5], pa.int64())], {HeaderKey.INSTANT_TIME: "3"})
 
-    write_log_file(path, [first])
-    append_log_blocks(path, [data, deletes])
-    contents = read_log_file(path)
+    write_log_file(LOCAL, path, [first])
+    append_log_blocks(LOCAL, path, [data, deletes])
+    contents = read_log_file(LOCAL, path)
 
     assert [(b.block_type, b.instant_time) for b in contents.blocks] == [
         (BlockType.COMMAND, "1"),
@@ -182,29 +183,29 @@ def test_write_log_file_existing_file_raises_write_error(tmp_path: Path) -> None
     path.write_bytes(b"")
 
     with pytest.raises(WriteError, match="exists; write the next log version instead"):
-        write_log_file(str(path), [])
+        write_log_file(LOCAL, str(path), [])
 
 
 def test_append_log_blocks_missing_file_raises_write_error(tmp_path: Path) -> None:
     with pytest.raises(WriteError, match="does not exist"):
-        append_log_blocks(str(tmp_path / "nope"), [])
+        append_log_blocks(LOCAL, str(tmp_path / "nope"), [])
 
 
 def test_extend_log_file_appends_after_the_valid_bytes_cutting_a_torn_tail(tmp_path: Path) -> None:
     path = str(tmp_path / ".f1_100.log.1_0-1-1")
     first = encode_avro_data_block(TABLE, SCHEMA, {HeaderKey.INSTANT_TIME: "100"})
     second = encode_delete_block(["a"], ["p"], [pa.array([5], pa.int64())], {HeaderKey.INSTANT_TIME: "100"})
-    write_log_file(path, [first])
+    write_log_file(LOCAL, path, [first])
     with open(path, "ab") as handle:  # a writer that died half-way through its block
         handle.write(second[: len(second) // 2])
 
-    extend_log_file(path, len(first), [second])
+    extend_log_file(LOCAL, path, len(first), [second])
 
-    contents = read_log_file(path)
+    contents = read_log_file(LOCAL, path)
     assert [(b.block_type, b.offset) for b in contents.blocks] == [(BlockType.AVRO_DATA, 0),
                                                                    (BlockType.DELETE, len(first))]
     assert contents.corrupt_regions == ()
     with pytest.raises(WriteError, match="fewer than the"):
-        extend_log_file(path, len(first) + len(second) + 1, [second])
+        extend_log_file(LOCAL, path, len(first) + len(second) + 1, [second])
     with pytest.raises(WriteError, match="does not exist"):
-        extend_log_file(str(tmp_path / "nope"), 0, [second])
+        extend_log_file(LOCAL, str(tmp_path / "nope"), 0, [second])

@@ -23,6 +23,7 @@ import pytest
 
 from shim.log.blocks import BlockType
 from shim.log.reader import read_log_file
+from tests.local import LOCAL
 from tests.tablekit import EvolvingTable, TinyTable, rename
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -69,7 +70,7 @@ def flip_every_byte(table: Path, tmp_path: Path) -> tuple[dict[str, Any], list[d
 
 def payload_bytes(log: Path) -> set[int]:
     """Offsets inside records' own bytes (values and keys, which the format does not protect)."""
-    contents = read_log_file(str(log))
+    contents = read_log_file(LOCAL, str(log))
     inside: set[int] = set()
     for block in contents.blocks:
         start, end = block.content_offset, block.content_offset + block.content_length

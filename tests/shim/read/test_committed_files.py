@@ -17,6 +17,7 @@ from shim.log.reader import CorruptBlockWarning
 from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
 from shim.services.clean import clean_table
 from shim.services.clean_plan import CleanPolicy, CleanSettings
+from shim.storage import as_storage
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -74,7 +75,7 @@ def test_files_a_clean_removed_are_not_missing(tmp_path):
     table = TinyTable(tmp_path / "t", SCHEMA, mor=False)
     for version in range(3):
         table.base([{"id": "a", "ts": version, "v": f"a{version}"}])
-    results = clean_table(str(table.path), table.config,
+    results = clean_table(as_storage(str(table.path)), table.config,
                           CleanSettings(policy=CleanPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1))
     assert sum(len(r.deleted) for r in results) == 2
     assert shim.open_table(table.path).read().column("v").to_pylist() == ["a2"]

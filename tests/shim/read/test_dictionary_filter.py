@@ -11,6 +11,7 @@ import pytest
 import shim
 from shim.read.base_files import dictionary_columns, iter_parquet_in_order
 from shim.read.dictionary_filter import dictionary_mask, only_column
+from tests.local import LOCAL
 from tests.tablekit import TinyTable
 
 ROWS = 6_000
@@ -68,9 +69,9 @@ def test_file_reads_filtered_on_a_dictionary_column_give_the_rows_of_the_plain_f
     path = str(tmp_path / "f.parquet")
     data = _data()
     pq.write_table(data, path, row_group_size=row_group_size)
-    assert dictionary_columns(path, ["city", "n"]) == ["city"]
+    assert dictionary_columns(LOCAL, path, ["city", "n"]) == ["city"]
     keep = pa.array([i % 5 != 0 for i in range(ROWS)])
-    read = [batch for _, batch in iter_parquet_in_order(path, _AsStored(["city", "n"]), keep=keep, batch_size=700,
+    read = [batch for _, batch in iter_parquet_in_order(LOCAL, path, _AsStored(["city", "n"]), keep=keep, batch_size=700,
                                                          before_plan=expression)]
     assert all(batch.num_rows <= 700 and batch.schema == data.schema for batch in read)
     assert pa.Table.from_batches(read, data.schema).equals(data.filter(keep).filter(expression))

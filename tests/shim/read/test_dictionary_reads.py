@@ -9,6 +9,7 @@ import pytest
 
 import shim
 from shim.read.base_files import dictionary_columns, iter_parquet_in_order, read_file_schema, scan_parquet
+from tests.local import LOCAL
 from tests.tablekit import EvolvingTable, TinyTable, rename
 
 ROWS = 20_000
@@ -28,14 +29,14 @@ def test_low_cardinality_string_and_binary_columns_are_read_as_dictionaries(tmp_
     # A small dictionary page limit: the unique column falls back to plain pages, as Parquet
     # writers do once a column's dictionary grows too big.
     pq.write_table(pa.table(_columns(ROWS)), path, dictionary_pagesize_limit=16_384)
-    assert dictionary_columns(path, ["city", "unique", "blob", "n"]) == ["city", "blob"]
-    assert dictionary_columns(path, ["n", "unique"]) == []
+    assert dictionary_columns(LOCAL, path, ["city", "unique", "blob", "n"]) == ["city", "blob"]
+    assert dictionary_columns(LOCAL, path, ["n", "unique"]) == []
 
 
 def test_columns_written_without_dictionaries_are_read_as_they_are(tmp_path):
     path = str(tmp_path / "f.parquet")
     pq.write_table(pa.table(_columns(ROWS)), path, use_dictionary=["blob"])
-    assert dictionary_columns(path, ["city", "unique", "blob"]) == ["blob"]
+    assert dictionary_columns(LOCAL, path, ["city", "unique", "blob"]) == ["blob"]
 
 
 def test_a_column_that_falls_back_in_any_row_group_is_not_read_as_a_dictionary(tmp_path):
@@ -46,7 +47,7 @@ def test_a_column_that_falls_back_in_any_row_group_is_not_read_as_a_dictionary(t
         writer.write_table(low)
         writer.write_table(high)
     assert pq.ParquetFile(path).metadata.num_row_groups == 2
-    assert dictionary_columns(path, ["c"]) == []
+    assert dictionary_columns(LOCAL, path, ["c"]) == []
 
 
 class _AsStored:
@@ -66,8 +67,8 @@ def test_readers_hand_on_batches_of_the_files_own_types(tmp_path):
     pq.write_table(data, path, row_group_size=7_000)
     plan = _AsStored(["city", "blob", "n"])
     keep = pa.array([i % 3 != 0 for i in range(ROWS)])
-    ordered = [batch for _, batch in iter_parquet_in_order(path, plan, keep=keep, batch_size=4_096)]
-    scanned = list(scan_parquet([path], read_file_schema(path), plan, None))
+    ordered = [batch for _, batch in iter_parquet_in_order(LOCAL, path, plan, keep=keep, batch_size=4_096)]
+    scanned = list(scan_parquet(LOCAL, [path], read_file_schema(LOCAL, path), plan, None))
     for batches, wanted in ((ordered, data.select(plan.read_columns).filter(keep)),
                             (scanned, data.select(plan.read_columns))):
         assert all(batch.schema == wanted.schema for batch in batches)
@@ -92,7 +93,7 @@ def test_scans_return_the_stored_values_with_plain_types(tmp_path, mor):
     base = built.base(_rows(0, 6_000, 1), file_id="fg1-0")
     built.base(_rows(6_000, 6_000, 1), file_id="fg2-0")
     stored = [p for p in built.path.glob("*.parquet") if p.name.startswith("fg1-0")]
-    assert dictionary_columns(str(stored[0]), ["id", "city", "note"]) == ["city", "note"]
+    assert dictionary_columns(LOCAL, str(stored[0]), ["id", "city", "note"]) == ["city", "note"]
     expected = _by_id(pa.Table.from_pylist(_rows(0, 12_000, 1), schema=SCHEMA))
     if mor:
         updates = _rows(100, 50, 2)
@@ -135,8 +136,8 @@ def test_a_small_file_of_one_row_group_is_read_at_once_and_gives_what_streaming_
     keep = pa.array([i % 3 != 0 for i in range(ROWS)])
 
     def reads() -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
-        ordered = [batch for _, batch in iter_parquet_in_order(small, plan, keep=keep, batch_size=4_096)]
-        return ordered, list(scan_parquet([small], read_file_schema(small), plan, None, batch_size=4_096))
+        ordered = [batch for _, batch in iter_parquet_in_order(LOCAL, small, plan, keep=keep, batch_size=4_096)]
+        return ordered, list(scan_parquet(LOCAL, [small], read_file_schema(LOCAL, small), plan, None, batch_size=4_096))
 
     at_once = reads()
     monkeypatch.setattr(base_files, "_AT_ONCE_BYTES", 0)

@@ -12,6 +12,7 @@ import pytest
 
 import shim
 from shim.read.request import build_scan, stored_dictionaries
+from shim.storage import as_storage
 from tests.tablekit import EvolvingTable, TinyTable, rename
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("tag", pa.string()),
@@ -101,9 +102,9 @@ def test_compared_columns_and_distinct_values_are_not_chosen(built):
     path, _, _ = built
     table = shim.open_table(path)
     plain = build_scan(table)
-    assert stored_dictionaries(path, plain.slices, plain.output_schema, set()) == ["city", "tag"]
-    assert stored_dictionaries(path, plain.slices, plain.output_schema, {"tag"}) == ["city"]
-    assert stored_dictionaries(path, [], plain.output_schema, set()) == []
+    assert stored_dictionaries(as_storage(path), plain.slices, plain.output_schema, set()) == ["city", "tag"]
+    assert stored_dictionaries(as_storage(path), plain.slices, plain.output_schema, {"tag"}) == ["city"]
+    assert stored_dictionaries(as_storage(path), [], plain.output_schema, set()) == []
     assert plain.dictionaries == frozenset()
     assert build_scan(table, dictionary_strings=True).dictionaries == frozenset({"city", "tag"})
 
@@ -126,7 +127,7 @@ def test_a_base_file_gone_at_planning_leaves_the_choice_to_the_read(tmp_path):
     [path] = [s.base_path(str(built.path)) for s in plain.slices]
     assert path is not None
     os.remove(path)
-    assert stored_dictionaries(str(built.path), plain.slices, plain.output_schema, set()) == []
+    assert stored_dictionaries(as_storage(str(built.path)), plain.slices, plain.output_schema, set()) == []
     with pytest.raises(FileGoneError, match="is gone"):  # the read names the file
         table.scan(dictionary_strings=True).read_all()
 

@@ -35,6 +35,7 @@ from shim.schema import add_meta_fields, internal_from_avro, internal_to_arrow
 from shim.schema.serde import parse_type_token, schema_from_json, schema_to_json
 from shim.schema.types import VectorType
 from shim.write.data_files import FileWrite, with_meta_columns
+from tests.local import LOCAL
 from tests.tablekit import TinyTable
 
 VARIANT = {"type": "record", "name": "variant", "logicalType": "variant", "fields": [
@@ -104,7 +105,7 @@ class HudiTypesTable(TinyTable):
             encoded.append(out.getvalue())
         name = f".fg1-0_{base_instant}.log.1_0-2-0"
         path = self.path / name
-        write_log_file(str(path), [encode_avro_records_block(encoded, parse_avro_schema(schema),
+        write_log_file(LOCAL, str(path), [encode_avro_records_block(encoded, parse_avro_schema(schema),
                                                               {HeaderKey.INSTANT_TIME: instant})])
         write = FileWrite(partition_path="", file_id="fg1-0", file_name=name, num_writes=len(records),
                           num_updates=len(records), num_deletes=0, file_size=path.stat().st_size,

@@ -14,6 +14,7 @@ import shim
 from shim.errors import InvalidTableError
 from shim.services.archive import archive_timeline
 from shim.services.archive_plan import ArchiveSettings
+from shim.storage import as_storage
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -23,7 +24,7 @@ BEFORE_ALL = "20000101000000000"
 def archive(table: TinyTable, *instants: str) -> None:
     """Move the oldest commits (`instants`, of the fixture's four) to a version-6 archive log."""
     kept = 4 - len(instants)
-    done = archive_timeline(str(table.path), table.config, ArchiveSettings(min_commits=kept, max_commits=kept))
+    done = archive_timeline(as_storage(str(table.path)), table.config, ArchiveSettings(min_commits=kept, max_commits=kept))
     assert done is not None and {i.requested_time for i in done.instants} == set(instants)
 
 

@@ -12,6 +12,7 @@ import shim.read.scan as scan_module
 from shim.filters import parse_filter
 from shim.properties import TableConfig
 from shim.read.key_lookup import pinned_keys
+from tests.local import LOCAL
 from tests.spies import spy_on
 from tests.tablekit import TinyTable
 
@@ -180,4 +181,4 @@ def test_a_file_that_cannot_be_looked_at_is_kept_for_the_read_to_report(tmp_path
     from shim.read.key_lookup import files_with_any
 
     missing = str(tmp_path / "gone.parquet")
-    assert files_with_any([missing], frozenset({"k"})) == [missing]
+    assert files_with_any(LOCAL, [missing], frozenset({"k"})) == [missing]

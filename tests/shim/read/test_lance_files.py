@@ -13,6 +13,7 @@ from shim.errors import CorruptFileError
 from shim.read.base_files import base_file_rows, iter_parquet_in_order, read_file_schema, scan_parquet
 from shim.read.resolvers import NameMatchingResolver
 from shim.schema import internal_from_arrow
+from tests.local import LOCAL
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (pip install 'hudi-shim[lance]')")
 
@@ -33,13 +34,13 @@ def path(tmp_path) -> str:
 
 def _plan(path: str, columns: list[str]):
     resolver = NameMatchingResolver(internal_from_arrow(SCHEMA.remove_metadata()))
-    return resolver.plan(instant="20260101000000000", file_schema=read_file_schema(path).remove_metadata(),
+    return resolver.plan(instant="20260101000000000", file_schema=read_file_schema(LOCAL, path).remove_metadata(),
                          columns=columns, path=path)
 
 
 def _read(path: str, columns: list[str], **options) -> tuple[int, list[dict]]:
     counted, rows = 0, []
-    for read, batch in iter_parquet_in_order(path, _plan(path, columns), batch_size=1024, **options):
+    for read, batch in iter_parquet_in_order(LOCAL, path, _plan(path, columns), batch_size=1024, **options):
         counted += read
         rows += batch.to_pylist()
     return counted, rows
@@ -64,13 +65,13 @@ def test_filter_on_file_columns_applies_with_kept_rows(path):
 
 def test_scan_projects_filters_and_reads_several_files(path):
     plan = _plan(path, ["score"])
-    batches = list(scan_parquet([path, path], read_file_schema(path), plan, pc.field("n") >= ROWS - 2))
+    batches = list(scan_parquet(LOCAL, [path, path], read_file_schema(LOCAL, path), plan, pc.field("n") >= ROWS - 2))
     assert pa.Table.from_batches(batches).column("score").to_pylist() == [(ROWS - 2) / 7, (ROWS - 1) / 7] * 2
 
 
 def test_schema_keeps_its_metadata_and_rows_are_counted(path):
-    assert read_file_schema(path).metadata == {b"hoodie_min_record_key": b"k00000"}
-    assert base_file_rows(path) == ROWS
+    assert read_file_schema(LOCAL, path).metadata == {b"hoodie_min_record_key": b"k00000"}
+    assert base_file_rows(LOCAL, path) == ROWS
 
 
 def test_a_mask_of_another_length_is_refused_naming_the_file(path):

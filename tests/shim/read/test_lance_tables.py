@@ -18,6 +18,7 @@ from shim.read import lance_files, parquet_footer, read_file_schema
 from shim.read.key_lookup import files_with_any
 from shim.services.compaction import compact
 from shim.write.job import plan_write
+from tests.local import LOCAL
 
 hudi = pytest.importorskip("hudi", reason="hudi-rs (pip install hudi) is a test dependency")
 
@@ -123,9 +124,9 @@ def test_key_lookup_skips_lance_files_by_their_bloom_filter(lance_tables, name):
     key = "334e26e9-8355-45cc-97c6-c31daf0df330"  # rider-A, in one file group of san_francisco
     paths = [s.base_path(table.path) for s in table.file_slices()]
     assert all(p is not None and p.endswith(".lance") for p in paths)
-    holding = files_with_any(paths, frozenset([key]))
+    holding = files_with_any(LOCAL, paths, frozenset([key]))
     assert 0 < len(holding) < len(paths)
-    assert files_with_any(paths, frozenset(["no-such-key"])) == []
+    assert files_with_any(LOCAL, paths, frozenset(["no-such-key"])) == []
     rows = table.read(columns=["uuid", "rider"], filter=f"uuid = '{key}'").to_pylist()
     assert rows == [{"uuid": key, "rider": "rider-A"}]
 
@@ -134,13 +135,13 @@ def test_lance_base_file_footer_schema_and_previews(lance_tables):
     table = shim.open_table(lance_tables["sample__cow__v9_lance_nonpartitioned"])
     path = table.file_slices()[0].base_path(table.path)
     assert path is not None
-    schema = read_file_schema(path)
+    schema = read_file_schema(LOCAL, path)
     assert schema.names[:5] == ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
                                 "_hoodie_partition_path", "_hoodie_file_name"]
     assert schema.field("tags").type == pa.list_(pa.string())
-    footer = parquet_footer(path)
+    footer = parquet_footer(LOCAL, path)
     assert footer.num_row_groups == 0
-    assert footer.num_rows == lance_files.lance_footer(path).num_rows > 0
+    assert footer.num_rows == lance_files.lance_footer(LOCAL, path).num_rows > 0
     assert b"org.apache.hudi.bloomfilter" in footer.metadata
     preview = table.read(limit=3)
     assert preview.num_rows == 3

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import shim
 from shim.errors import CorruptFileError
 from shim.log.reader import read_log_file
+from tests.local import LOCAL
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -74,7 +75,7 @@ def test_parquet_log_blocks_are_written_with_page_checksums_and_checked_too(tmp_
     base = table.base(ROWS)
     table.log(ROWS[:100], base_instant=base, block_format="parquet")
     [log] = (p for p in table.path.glob(".*.log.*"))
-    [block] = read_log_file(str(log)).blocks
+    [block] = read_log_file(LOCAL, str(log)).blocks
     content = log.read_bytes()[block.content_offset:block.content_offset + block.content_length]
     group = pq.read_metadata(pa.BufferReader(content)).row_group(0)
     chunks = [group.column(i) for i in range(group.num_columns)]

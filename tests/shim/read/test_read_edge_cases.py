@@ -15,6 +15,7 @@ from shim.log.writer import append_log_blocks, encode_avro_data_block, encode_co
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.data_files import avro_record_schema, with_meta_columns
+from tests.local import LOCAL
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -40,7 +41,7 @@ def test_corrupt_block_is_skipped_with_a_warning_and_later_blocks_still_apply(tm
     rows = pa.Table.from_pylist([{"id": "c", "ts": 1, "v": "z"}], schema=SCHEMA)
     full = with_meta_columns(rows, table.config, instant=later, file_name=log.name)
     avro = avro_record_schema("tiny", full.schema)
-    append_log_blocks(str(log), [encode_avro_data_block(
+    append_log_blocks(LOCAL, str(log), [encode_avro_data_block(
         full, avro, {HeaderKey.INSTANT_TIME: later, HeaderKey.SCHEMA: json.dumps(avro)})])
     table._commit([], later, Action.DELTA_COMMIT, True, None)
     with pytest.warns(CorruptBlockWarning, match=str(log)):
@@ -53,7 +54,7 @@ def test_rollback_command_block_hides_the_rolled_back_instant(tmp_path):
     failed = table.log([{"id": "ghost", "ts": 1, "v": "y"}], base_instant=base)
     log = _log_path(table)
     rollback = new_instant_time()
-    append_log_blocks(str(log), [encode_command_block(
+    append_log_blocks(LOCAL, str(log), [encode_command_block(
         {HeaderKey.INSTANT_TIME: rollback, HeaderKey.TARGET_INSTANT_TIME: failed})])
     assert _ids(table.path) == ["a"]
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 import shim
 from shim.services.rollback import base_files_of_instant, rollback_failed_write
+from shim.storage import as_storage
 from shim.timeline.instant import Action, Instant, State
 from shim.write import heartbeat
 from shim.write.avro_metadata import COMPACTION_PLAN, decode_avro_record, encode_avro_record
@@ -20,24 +21,24 @@ SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64())])
 
 
 def test_markers_list_by_partition_and_ignore_other_files(tmp_path: Path):
-    create_marker(str(tmp_path), "100", "a=1", "f1_0-1-1_100.parquet", IOType.CREATE)
-    create_marker(str(tmp_path), "100", "", ".f2_99.log.1_0-1-1", IOType.APPEND)
+    create_marker(as_storage(str(tmp_path)), "100", "a=1", "f1_0-1-1_100.parquet", IOType.CREATE)
+    create_marker(as_storage(str(tmp_path)), "100", "", ".f2_99.log.1_0-1-1", IOType.APPEND)
     (Path(marker_folder(str(tmp_path), "100")) / "state.json").write_text("{}")
-    assert [(m.partition_path, m.file_name, m.io_type) for m in list_markers(str(tmp_path), "100")] == [
+    assert [(m.partition_path, m.file_name, m.io_type) for m in list_markers(as_storage(str(tmp_path)), "100")] == [
         ("", ".f2_99.log.1_0-1-1", IOType.APPEND),
         ("a=1", "f1_0-1-1_100.parquet", IOType.CREATE),
     ]
-    delete_marker_folder(str(tmp_path), "100")
-    assert list_markers(str(tmp_path), "100") == []
+    delete_marker_folder(as_storage(str(tmp_path)), "100")
+    assert list_markers(as_storage(str(tmp_path)), "100") == []
 
 
 def test_heartbeat_is_alive_until_older_than_the_timeout(tmp_path: Path):
-    assert not heartbeat.is_alive(str(tmp_path), "100", 60)
-    heartbeat.beat(str(tmp_path), "100")
-    assert heartbeat.is_alive(str(tmp_path), "100", 60)
-    assert not heartbeat.is_alive(str(tmp_path), "100", 60, now=time.time() + 61)
-    heartbeat.stop(str(tmp_path), "100")
-    assert heartbeat.last_beat(str(tmp_path), "100") is None
+    assert not heartbeat.is_alive(as_storage(str(tmp_path)), "100", 60)
+    heartbeat.beat(as_storage(str(tmp_path)), "100")
+    assert heartbeat.is_alive(as_storage(str(tmp_path)), "100", 60)
+    assert not heartbeat.is_alive(as_storage(str(tmp_path)), "100", 60, now=time.time() + 61)
+    heartbeat.stop(as_storage(str(tmp_path)), "100")
+    assert heartbeat.last_beat(as_storage(str(tmp_path)), "100") is None
 
 
 def test_rollback_deletes_marked_files_and_records_hudi_rollback_metadata(tmp_path: Path):
@@ -46,12 +47,12 @@ def test_rollback_deletes_marked_files_and_records_hudi_rollback_metadata(tmp_pa
     failed = table.base([{"id": "b", "ts": 2}], file_id="fg2-0", complete=False)
     path = str(table.path)
     base_name = f"fg2-0_0-1-0_{failed}.parquet"
-    create_marker(path, failed, "", base_name, IOType.CREATE)
-    create_marker(path, failed, "", "never-written_0-1-0_1.parquet", IOType.CREATE)
+    create_marker(as_storage(path), failed, "", base_name, IOType.CREATE)
+    create_marker(as_storage(path), failed, "", "never-written_0-1-0_1.parquet", IOType.CREATE)
     assert shim.open_table(path).read().to_pylist() == [{"id": "a", "ts": 1}]
 
     instant = Instant(failed, Action.DELTA_COMMIT, State.INFLIGHT, None, f"{failed}.deltacommit.inflight")
-    result = rollback_failed_write(path, instant, "99990101000000000")
+    result = rollback_failed_write(as_storage(path), instant, "99990101000000000")
 
     assert result.deleted == (os.path.join(path, base_name),)
     assert not os.path.exists(os.path.join(path, base_name))
@@ -80,7 +81,7 @@ def test_rollback_can_keep_a_compaction_plan(tmp_path: Path):
     (hoodie / "20990101000000000.compaction.inflight").write_bytes(b"")
     instant = Instant("20990101000000000", Action.COMPACTION, State.INFLIGHT, None,
                       "20990101000000000.compaction.inflight")
-    rollback_failed_write(str(table.path), instant, "20990101000000001", keep_requested=True)
+    rollback_failed_write(as_storage(str(table.path)), instant, "20990101000000001", keep_requested=True)
     assert (hoodie / "20990101000000000.compaction.requested").exists()
     assert not (hoodie / "20990101000000000.compaction.inflight").exists()
     assert decode_avro_record(plan)["operations"] == []
@@ -89,5 +90,5 @@ def test_rollback_can_keep_a_compaction_plan(tmp_path: Path):
 def test_base_files_of_instant_finds_files_named_with_it(tmp_path: Path):
     table = TinyTable(tmp_path / "t", SCHEMA, mor=False, partition=("id",))
     instant = table.base([{"id": "a", "ts": 1}], partition="id=a", complete=False)
-    found = base_files_of_instant(str(table.path), ["id=a", "id=b"], instant)
+    found = base_files_of_instant(as_storage(str(table.path)), ["id=a", "id=b"], instant)
     assert [(m.partition_path, m.file_name) for m in found] == [("id=a", f"fg1-0_0-1-0_{instant}.parquet")]

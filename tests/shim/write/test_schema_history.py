@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from shim.schema import history_from_json
+from shim.storage import as_storage
 from shim.timeline.timeline import Timeline
 from shim.write.schema_changes import add_column
 from shim.write.schema_history import (
@@ -48,21 +49,21 @@ def test_persist_writes_three_files_and_latest_reads_only_committed(tmp_path: Pa
     table = TinyTable(tmp_path / "t", pa.schema([("id", pa.string()), ("ts", pa.int64())]), mor=False)
     done = table.base([{"id": "a", "ts": 1}])
     pending = table.base([{"id": "b", "ts": 1}], complete=False, file_id="fg2-0")
-    timeline = Timeline.load(str(table.path), table.config)
-    persist_history(str(table.path), timeline, done, '{"schemas":[]}')
-    persist_history(str(table.path), timeline, pending, '{"schemas":[1]}')
+    timeline = Timeline.load(as_storage(str(table.path)), table.config)
+    persist_history(as_storage(str(table.path)), timeline, done, '{"schemas":[]}')
+    persist_history(as_storage(str(table.path)), timeline, pending, '{"schemas":[1]}')
     names = sorted(p.name for p in (table.path / ".hoodie" / ".schema").iterdir())
     assert names == [f"{done}.schemacommit", f"{done}.schemacommit.inflight", f"{done}.schemacommit.requested",
                      f"{pending}.schemacommit", f"{pending}.schemacommit.inflight",
                      f"{pending}.schemacommit.requested"]
-    assert latest_history_text(str(table.path), timeline) == '{"schemas":[]}'
-    assert clean_residual_files(str(table.path), timeline) == [
+    assert latest_history_text(as_storage(str(table.path)), timeline) == '{"schemas":[]}'
+    assert clean_residual_files(as_storage(str(table.path)), timeline) == [
         f"{pending}.schemacommit", f"{pending}.schemacommit.inflight", f"{pending}.schemacommit.requested"]
     # Archived commits' files go too: the newest history file holds every version.
     archived = Timeline(timeline.folder, [i for i in timeline.instants if i.requested_time != done], table.config)
-    persist_history(str(table.path), timeline, pending, '{"schemas":[1]}')
-    assert clean_residual_files(str(table.path), archived, keep=pending) == [
+    persist_history(as_storage(str(table.path)), timeline, pending, '{"schemas":[1]}')
+    assert clean_residual_files(as_storage(str(table.path)), archived, keep=pending) == [
         f"{done}.schemacommit", f"{done}.schemacommit.inflight", f"{done}.schemacommit.requested"]
-    persist_history(str(table.path), timeline, done, '{"schemas":[]}')
-    assert remove_schema_files(str(table.path), done) == [
+    persist_history(as_storage(str(table.path)), timeline, done, '{"schemas":[]}')
+    assert remove_schema_files(as_storage(str(table.path)), done) == [
         f"{done}.schemacommit", f"{done}.schemacommit.inflight", f"{done}.schemacommit.requested"]

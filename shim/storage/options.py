@@ -1,19 +1,19 @@
-"""Which file system holds a location: the local one for paths and `file://` URIs, pyarrow's for
-object stores (`s3://`, `s3a://`, `gs://`) and HDFS (`hdfs://`, where libhdfs is present).
+"""Storage options and locations: which file system holds a location (the local one for paths and
+`file://` URIs, pyarrow's for object stores, `s3://`, `s3a://`, `gs://`, and HDFS, `hdfs://`, where
+libhdfs is present) and with which settings.
 
-Options for a store come, in this order, from `storage_options` given for a location (or one of
-its parents: `register`), from the usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+Options for a store come, in this order, from the `storage_options` a table is opened with (a
+table's `Storage` keeps them: there is no process-wide registry), from the usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`; pyarrow's own credential chain for the rest).
 Keys may be spelled as pyarrow spells them (`access_key`, `endpoint_override`) or as object_store
 and hudi-rs do (`aws_access_key_id`, `aws_endpoint_url`, `aws_allow_http`). Secrets are never
 logged nor put in error messages. One option is the shim's own, not the file system's:
-`conditional_writes` (`auto`, `required`, `off`; see `shim.conditional_writes`).
+`conditional_writes` (`auto`, `required`, `off`; see `shim.storage.conditional`).
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -100,50 +100,6 @@ def normalize(location: str) -> str:
     return f"{parts.root}/{key}" if key else parts.root
 
 
-class _Registry:
-    """Storage options by location prefix, and the file systems built from them."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._options: dict[str, dict[str, str]] = {}
-        self._systems: dict[tuple[str, str, frozenset[tuple[str, str]]], pafs.FileSystem] = {}
-
-    def register(self, location: str, options: Mapping[str, object]) -> None:
-        with self._lock:
-            self._options[normalize(location)] = {str(k).lower(): str(v) for k, v in options.items()}
-
-    def options_for(self, location: str) -> dict[str, str]:
-        target = normalize(location)
-        with self._lock:
-            best = max((prefix for prefix in self._options
-                        if target == prefix or target.startswith(prefix + "/")), key=len, default=None)
-            return dict(self._options[best]) if best is not None else {}
-
-    def filesystem(self, location: str) -> tuple[pafs.FileSystem, str]:
-        parts = split(location)
-        options = file_system_options(self.options_for(location))
-        if parts.scheme in S3_SCHEMES:  # the environment's share too: a change of it is another system
-            options = {k: str(v) for k, v in _s3_arguments(options).items()}
-        cache_key = (parts.scheme, parts.bucket, frozenset(options.items()))
-        with self._lock:
-            system = self._systems.get(cache_key)
-            if system is None:
-                system = self._systems[cache_key] = _build(parts, options)
-        if parts.scheme in HDFS_SCHEMES:
-            return system, "/" + parts.key
-        return system, f"{parts.bucket}/{parts.key}" if parts.key else parts.bucket
-
-
-_REGISTRY = _Registry()
-
-
-def register(location: str, storage_options: Mapping[str, object]) -> None:
-    """Use `storage_options` for `location` and everything under it (the longest registered
-    prefix of a path wins). Local locations need none and are ignored."""
-    if storage_options and is_remote(location):
-        _REGISTRY.register(location, storage_options)
-
-
 STORAGE_OPTION_PREFIX = "storage."
 """Spark data source options under this prefix are storage options (`storage.aws_region`)."""
 
@@ -155,19 +111,14 @@ def split_storage_options(options: Mapping[str, str]) -> tuple[dict[str, str], d
     return rest, given
 
 
-def storage_options_for(location: str) -> dict[str, str]:
-    """The options registered for `location` (or a parent of it); {} when none or local."""
-    return _REGISTRY.options_for(location) if is_remote(location) else {}
-
-
 def file_system_options(options: Mapping[str, str]) -> dict[str, str]:
     """`options` without the shim's own (`conditional_writes`)."""
     return {k: v for k, v in options.items() if k != CONDITIONAL_WRITES}
 
 
-def conditional_writes_mode(location: str) -> ConditionalWrites:
-    """The `conditional_writes` option registered for `location` (default `auto`)."""
-    value = storage_options_for(location).get(CONDITIONAL_WRITES, ConditionalWrites.AUTO.value)
+def conditional_writes_mode(options: Mapping[str, str], location: str = "") -> ConditionalWrites:
+    """The `conditional_writes` option of `options` (default `auto`)."""
+    value = options.get(CONDITIONAL_WRITES, ConditionalWrites.AUTO.value)
     try:
         return ConditionalWrites(value.strip().lower())
     except ValueError:
@@ -175,16 +126,30 @@ def conditional_writes_mode(location: str) -> ConditionalWrites:
                                    + ", ".join(mode.value for mode in ConditionalWrites)) from None
 
 
-def s3_arguments(location: str) -> dict[str, str]:
-    """The S3 settings of `location` as pyarrow names them (`access_key`, `endpoint_override`,
-    `scheme`...): its registered options, then the AWS_* environment."""
-    return _s3_arguments(file_system_options(storage_options_for(location)))
+def normalized_options(options: Mapping[str, object] | None) -> dict[str, str]:
+    """Storage options as given, keys lower-cased and values as text."""
+    return {str(k).lower(): str(v) for k, v in (options or {}).items()}
 
 
-def filesystem_for(location: str) -> tuple[pafs.FileSystem, str]:
-    """The pyarrow file system holding a remote `location` and the path inside it that pyarrow
-    wants (`bucket/key` for object stores)."""
-    return _REGISTRY.filesystem(location)
+def s3_arguments(options: Mapping[str, str]) -> dict[str, str]:
+    """The S3 settings of `options` as pyarrow names them (`access_key`, `endpoint_override`,
+    `scheme`...), then the AWS_* environment's."""
+    return _s3_arguments(file_system_options(options))
+
+
+def build_filesystem(parts: RemoteLocation, options: Mapping[str, str]) -> pafs.FileSystem:
+    """The pyarrow file system of a store (`parts`: its scheme and bucket) with `options`."""
+    settings = file_system_options(options)
+    if parts.scheme in S3_SCHEMES:
+        settings = _s3_arguments(settings)
+    return _build(parts, settings)
+
+
+def filesystem_path(parts: RemoteLocation) -> str:
+    """The path pyarrow's file system wants for a location (`bucket/key`; `/key` on HDFS)."""
+    if parts.scheme in HDFS_SCHEMES:
+        return "/" + parts.key
+    return f"{parts.bucket}/{parts.key}" if parts.key else parts.bucket
 
 
 def redacted(options: Mapping[str, object]) -> dict[str, object]:

@@ -3,7 +3,7 @@
 The object (the table's `.hoodie/.aux/hudi-shim.lock`) holds JSON: the holder's id, host and
 process, when it expires (epoch milliseconds), its time to live, whether it was released, and a
 token new at every write (two writes of equal bodies would keep one ETag, and a conditional
-replace could not tell them apart). Every change is a conditional write (`shim.conditional_writes`):
+replace could not tell them apart). Every change is a conditional write (`shim.storage.conditional`):
 - acquire: create the object (`If-None-Match: *`); when it exists, is released or stale, replace
   it on the version just read (`If-Match`). Of writers taking a free or stale lock at once, one
   wins; the others read it again and wait.
@@ -31,10 +31,8 @@ from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import Self
 
-from shim import conditional_writes
-from shim.conditional_writes import Version
-from shim.errors import ConcurrentWriteError
-from shim.object_store import StorageError
+from shim.errors import ConcurrentWriteError, StorageError
+from shim.storage.conditional import Conditional, Version
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +79,8 @@ def _now_ms() -> int:
 class ObjectLock:
     """The lock on the object at `location` (see the module's docstring); a context manager."""
 
-    def __init__(self, location: str, *, ttl_s: float = TTL_S, wait_s: float = WAIT_S) -> None:
+    def __init__(self, writes: Conditional, location: str, *, ttl_s: float = TTL_S, wait_s: float = WAIT_S) -> None:
+        self.writes = writes
         self.location = location
         self.ttl_s = ttl_s
         self.wait_s = wait_s
@@ -108,10 +107,10 @@ class ObjectLock:
         seen: tuple[Version, float] | None = None
         delay = 0.02
         while True:
-            found = conditional_writes.read(self.location)
+            found = self.writes.read(self.location)
             record = self._record()
             if found is None:
-                version = conditional_writes.create(self.location, record.encode())
+                version = self.writes.create(self.location, record.encode())
                 if version is not None or self._wrote(record):
                     return self._held(version)
                 continue
@@ -121,7 +120,7 @@ class ObjectLock:
             if seen is None or seen[0] != version:
                 seen = (version, now)
             if held is None or held.released or _now_ms() > held.expires_ms or now - seen[1] > held.ttl_ms / 1000:
-                new = conditional_writes.replace(self.location, record.encode(), version)
+                new = self.writes.replace(self.location, record.encode(), version)
                 if new is not None or self._wrote(record):
                     return self._held(new)
                 continue
@@ -136,12 +135,12 @@ class ObjectLock:
     def _wrote(self, record: LockRecord) -> bool:
         """Whether the object holds `record` (a write that failed to say it succeeded, e.g. a retry
         of a create that had landed)."""
-        found = conditional_writes.read(self.location)
+        found = self.writes.read(self.location)
         return found is not None and found[0] == record.encode()
 
     def _held(self, version: Version | None) -> None:
         if version is None:  # we wrote it, but the store's answer was lost: read the version back
-            found = conditional_writes.read(self.location)
+            found = self.writes.read(self.location)
             if found is None:
                 raise LockLostError(f"{self.location}: the lock vanished as it was taken", path=self.location)
             version = found[1]
@@ -158,7 +157,7 @@ class ObjectLock:
                 if self._stop.is_set() or self._lost is not None or self._version is None:
                     return
                 try:
-                    new = conditional_writes.replace(self.location, self._record().encode(), self._version)
+                    new = self.writes.replace(self.location, self._record().encode(), self._version)
                 except StorageError as error:
                     log.warning("%s: renewing the lock failed, trying again: %s", self.location, error)
                     continue
@@ -192,7 +191,7 @@ class ObjectLock:
             self._version = None
         if lost is None and version is not None:
             try:
-                if conditional_writes.replace(self.location, self._record(released=True).encode(), version) is None:
+                if self.writes.replace(self.location, self._record(released=True).encode(), version) is None:
                     lost = "another writer took it over before its release"
             except StorageError as error:  # it expires by itself
                 log.warning("%s: releasing the lock failed (it expires in %.0f s): %s", self.location,
