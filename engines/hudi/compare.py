@@ -6,6 +6,11 @@ Normalization, all of it:
   compared.
 - `_hoodie_file_name` and `_hoodie_commit_seqno` are not compared: a merged record names the
   file (and sequence) of whichever version Hudi's reader picked up, which is not table data.
+- `_hoodie_operation` is not compared: Hudi's readers add it to the meta columns of tables whose
+  files hold it (`hoodie.allow.operation.metadata.field`, Flink's changelog mode), with the
+  operation of the record version they picked; the shim's meta columns are the five others
+  (it reads the operation to drop deletes, and the record versions are compared by their
+  commit times and values).
 - Struct columns are compared field by field (flattened to dotted paths).
 - Same schema (snapshot, read-optimized, incremental): names, Arrow types (nullability aside)
   and values must be equal.
@@ -39,7 +44,7 @@ import pyarrow.compute as pc
 KEY = "_hoodie_record_key"
 PARTITION = "_hoodie_partition_path"
 COMMIT_TIME = "_hoodie_commit_time"
-NOT_COMPARED = ("_hoodie_file_name", "_hoodie_commit_seqno")
+NOT_COMPARED = ("_hoodie_file_name", "_hoodie_commit_seqno", "_hoodie_operation")
 
 
 @dataclass(frozen=True, slots=True)

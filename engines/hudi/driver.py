@@ -11,6 +11,10 @@ The request names the bundle jar and a list of jobs, run in order in one Spark s
   `{"write": {"select": "SQL", "options": {...}, "mode": "append"}}` (the DataFrame API: the
   SELECT's rows saved with `format("hudi")`; with `"cache": true` they are held in memory first,
   and only the write is timed).
+  Two more step kinds (`writers.py`): `{"client": {...}}` drives Hudi's write client action by
+  action (records carrying their change, `_hoodie_operation`; several writers' instants begun and
+  completed in any order; compactions planned and run between them), and
+  `{"concurrent": [step, ...]}` runs steps in threads at once (a write conflict may abort some).
 - `{"kind": "oracle", "path", "out", "table_type", "incremental"}`: Hudi's timeline of the table, then
   the reads planned from it (`plan_reads`): snapshot, read-optimized, as of every completed write,
   incremental windows.
@@ -29,10 +33,13 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shutil
 import sys
 import time
 import traceback
+
+import writers
 
 SESSION_CONF = {
     "spark.ui.enabled": "false",
@@ -66,20 +73,24 @@ def session(jar: str, warehouse: str, conf: dict[str, str]):
 
 
 def run_steps(spark, job: dict) -> list[dict]:
-    """Run a table's steps; returns the seconds each took."""
+    """Run a table's steps; returns the seconds each took (and what client and concurrent steps did)."""
     path, table = job["path"], job.get("table", "t")
     done = []
     settings = job.get("session", {})
-    before = {key: spark.conf.get(key, None) for key in settings}
+    # A step's own SET lasts for the rest of its table's steps, not into the next table's.
+    set_by_steps = [m.group(1) for step in job["steps"] if "sql" in step
+                    for m in [re.match(r"\s*SET\s+([^=\s]+)\s*=", step["sql"], re.IGNORECASE)] if m]
+    before = {key: spark.conf.get(key, None) for key in [*settings, *set_by_steps]}
     for key, value in settings.items():  # for every statement of this table (SQL DML and DDL)
         spark.conf.set(key, value)
     try:
         for number, step in enumerate(job["steps"]):
             try:
-                seconds = _run_step(spark, step, path, table)
+                seconds, outcome = _run_step(spark, step, path, table)
             except Exception as exc:
                 raise RuntimeError(f"step {number} {json.dumps(step)[:300]} failed: {_error_text(exc)}") from exc
-            done.append({"step": step, "seconds": round(seconds, 3)})
+            done.append({"step": step, "seconds": round(seconds, 3),
+                         **({"outcome": outcome} if outcome is not None else {})})
     finally:
         for key, value in before.items():
             if value is None:
@@ -89,11 +100,16 @@ def run_steps(spark, job: dict) -> list[dict]:
     return done
 
 
-def _run_step(spark, step: dict, path: str, table: str) -> float:
+def _run_step(spark, step: dict, path: str, table: str) -> tuple[float, list | None]:
     """Run one step; returns the seconds it took (a write's DataFrame, with "cache", is
-    materialized in memory first, untimed)."""
+    materialized in memory first, untimed) and, for client and concurrent steps, what they did."""
     started = time.monotonic()
-    if "sql" in step:
+    outcome = None
+    if "client" in step:
+        outcome = writers.run_client(spark, step["client"], path)
+    elif "concurrent" in step:
+        outcome = writers.run_concurrently(step["concurrent"], lambda one: _run_step(spark, one, path, table))
+    elif "sql" in step:
         spark.sql(step["sql"].replace("{path}", path).replace("{table}", table))
     elif "write" in step:
         write = step["write"]
@@ -106,7 +122,7 @@ def _run_step(spark, step: dict, path: str, table: str) -> float:
         writer.mode(write.get("mode", "append")).save(path)
     else:
         raise ValueError(f"unknown step {step!r}")
-    return time.monotonic() - started
+    return time.monotonic() - started, outcome
 
 
 def run_reads(spark, job: dict) -> dict:

@@ -30,6 +30,7 @@ from shim.local_cache import cache_dir
 BUNDLE = "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0"
 REQUIREMENTS = ("pyspark==3.5.6",)
 DRIVER = Path(__file__).with_name("driver.py")
+DRIVER_MODULES = (DRIVER, Path(__file__).with_name("writers.py"))  # what the driver runs
 
 
 class OracleError(HudiShimError):
@@ -49,7 +50,8 @@ class OracleEnv:
         digest = hashlib.sha256()
         digest.update(BUNDLE.encode())
         digest.update("\n".join(REQUIREMENTS).encode())
-        digest.update(DRIVER.read_bytes())
+        for module in DRIVER_MODULES:
+            digest.update(module.read_bytes())
         return digest.hexdigest()[:16]
 
 
@@ -111,11 +113,13 @@ def _run(command: list[str], what: str) -> None:
 
 
 def run_driver(env: OracleEnv, jobs: list[dict[str, Any]], *, conf: dict[str, str] | None = None,
-               timeout: float = 1800.0) -> dict[str, Any]:
-    """Run jobs (see `driver.py`) in one Spark session of the oracle; returns the response.
+               timeout: float = 1800.0, check: bool = True) -> dict[str, Any]:
+    """Run jobs (see `driver.py`) in one Spark session of the oracle; returns the response (with
+    `check=False` also when a job failed: its error, and no later job, is in it).
 
     Raises:
-        OracleError: the driver crashed, timed out, or a job failed (naming the job and Hudi's error).
+        OracleError: the driver crashed, timed out, or (with `check`) a job failed (naming the
+            job and Hudi's error).
     """
     with tempfile.TemporaryDirectory(prefix="hudi-oracle-") as scratch:
         request = Path(scratch, "request.json")
@@ -135,8 +139,18 @@ def run_driver(env: OracleEnv, jobs: list[dict[str, Any]], *, conf: dict[str, st
             tail = (done.stdout + done.stderr).strip().splitlines()[-12:]
             raise OracleError(f"the Apache Hudi oracle exited {done.returncode}: " + " | ".join(tail))
         result: dict[str, Any] = json.loads(response.read_text())
-    for job in result["jobs"]:
+    if check:
+        check_response(result)
+    return result
+
+
+def check_response(response: dict[str, Any]) -> None:
+    """Raise the first failed job's error.
+
+    Raises:
+        OracleError: naming the job, its table and Hudi's error.
+    """
+    for job in response["jobs"]:
         if "error" in job:
             raise OracleError(f"Apache Hudi failed a {job['kind']} job on {job['path']}: {job['error']}\n"
                               f"{job.get('traceback', '')}")
-    return result

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.hudi.env import OracleEnv, cache_lock, ensure_env, run_driver
+from engines.hudi.env import OracleEnv, OracleError, cache_lock, check_response, ensure_env, run_driver
 from engines.hudi.recipes import RECIPES, Recipe
 from shim.local_cache import cache_dir
 
@@ -44,6 +44,8 @@ class GeneratedTable:
     timeline: Mapping[str, Any]
     seconds: float
     cached: bool = field(default=True, compare=False)
+    steps: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
+    """What each step did: its seconds, and for client and concurrent steps their outcome."""
 
     def completed_writes(self) -> list[dict[str, Any]]:
         """Hudi's completed writes (archived and active), oldest first: requested, completed, action."""
@@ -67,50 +69,61 @@ def generate(recipes: Iterable[Recipe | str] | None = None, *, root: Path | None
     """
     chosen = [RECIPES[r] if isinstance(r, str) else r for r in (recipes or RECIPES.values())]
     env = env or ensure_env()
+    folders = {recipe.name: table_folder(recipe, env, root) for recipe in chosen}  # one fingerprint throughout
     found: dict[str, GeneratedTable] = {}
     with cache_lock("tables"):
-        missing = []
-        for recipe in chosen:
-            folder = table_folder(recipe, env, root)
-            if rebuild or not (folder / ".ready").is_file():
-                missing.append(recipe)
+        missing = [recipe for recipe in chosen if rebuild or not (folders[recipe.name] / ".ready").is_file()]
         if missing:
-            _build(missing, env, root)
+            _build(missing, env, folders)
         for recipe in chosen:
-            found[recipe.name] = _load(recipe, table_folder(recipe, env, root), cached=recipe not in missing)
+            found[recipe.name] = _load(recipe, folders[recipe.name], cached=recipe not in missing)
     return found
 
 
-def _build(recipes: list[Recipe], env: OracleEnv, root: Path | None) -> None:
+def _build(recipes: list[Recipe], env: OracleEnv, folders: Mapping[str, Path]) -> None:
     groups: list[list[Recipe]] = [[], []]
     for recipe in sorted(recipes, key=lambda r: -len(r.steps)):  # the longest first, to the lighter group
         min(groups, key=lambda g: sum(len(r.steps) for r in g)).append(recipe)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for done in [pool.submit(_build_group, group, env, root) for group in groups if group]:
+        for done in [pool.submit(_build_group, group, env, folders) for group in groups if group]:
             done.result()
 
 
-def _build_group(recipes: list[Recipe], env: OracleEnv, root: Path | None) -> None:
-    jobs: list[dict[str, Any]] = []
-    for recipe in recipes:
-        folder = table_folder(recipe, env, root)
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        path = str(folder / "table")
-        jobs.append({"kind": "steps", "path": path, "table": recipe.name, "steps": list(recipe.steps),
-                     "session": dict(recipe.session)})
-        jobs.append({"kind": "oracle", "path": path, "out": str(folder / "reads"), "table_type": recipe.table_type,
-                     "incremental": recipe.incremental})
-    started = time.monotonic()
-    response = run_driver(env, jobs)
-    for recipe, (steps, oracle) in zip(recipes, zip(response["jobs"][::2], response["jobs"][1::2], strict=True),
-                                       strict=True):
-        folder = table_folder(recipe, env, root)
-        result = {"recipe": recipe.name, "steps": steps["steps"], "timeline": oracle["timeline"],
-                  "reads": oracle["reads"], "seconds": steps["seconds"] + oracle["seconds"],
-                  "session_seconds": response["session_seconds"], "build_seconds": time.monotonic() - started}
-        (folder / "result.json").write_text(json.dumps(result, indent=1))
-        (folder / ".ready").write_text(recipe.digest() + "\n")
+def _build_group(recipes: list[Recipe], env: OracleEnv, folders: Mapping[str, Path]) -> None:
+    """Build the recipes in one Spark session. Hudi's reads of some tables kill its Spark driver
+    (see `tests/hudi/test_oracle_reads.py`): the recipes after such a one, and a recipe failing
+    after another in the same session, are built again in a new session; a recipe failing first
+    in its session is Hudi's error."""
+    remaining = list(recipes)
+    while remaining:
+        jobs: list[dict[str, Any]] = []
+        for recipe in remaining:
+            folder = folders[recipe.name]
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            path = str(folder / "table")
+            jobs.append({"kind": "steps", "path": path, "table": recipe.name, "steps": list(recipe.steps),
+                         "session": dict(recipe.session)})
+            jobs.append({"kind": "oracle", "path": path, "out": str(folder / "reads"),
+                         "table_type": recipe.table_type, "incremental": recipe.incremental})
+        started = time.monotonic()
+        response = run_driver(env, jobs, check=False)
+        pairs = zip(response["jobs"][::2], response["jobs"][1::2], strict=False)
+        built = 0
+        for recipe, (steps, oracle) in zip(remaining, pairs, strict=False):
+            if "error" in steps or "error" in oracle:
+                break
+            result = {"recipe": recipe.name, "steps": steps["steps"], "timeline": oracle["timeline"],
+                      "reads": oracle["reads"], "seconds": steps["seconds"] + oracle["seconds"],
+                      "session_seconds": response["session_seconds"], "build_seconds": time.monotonic() - started}
+            (folders[recipe.name] / "result.json").write_text(json.dumps(result, indent=1))
+            (folders[recipe.name] / ".ready").write_text(recipe.digest() + "\n")
+            built += 1
+        if built == 0 and len(response["jobs"]) > 0:
+            check_response(response)  # the first recipe of a fresh session failed: Hudi's error
+        if built == 0:
+            raise OracleError(f"the Apache Hudi oracle built none of {[r.name for r in remaining]}")
+        remaining = remaining[built:]
 
 
 def _load(recipe: Recipe, folder: Path, *, cached: bool) -> GeneratedTable:
@@ -121,4 +134,5 @@ def _load(recipe: Recipe, folder: Path, *, cached: bool) -> GeneratedTable:
         if file is not None and not file.is_absolute():
             file = folder / file
         reads[name] = OracleRead(name, read.get("options", {}), file, read.get("error"))
-    return GeneratedTable(recipe, folder / "table", reads, result["timeline"], float(result["seconds"]), cached)
+    return GeneratedTable(recipe, folder / "table", reads, result["timeline"], float(result["seconds"]), cached,
+                          tuple(result.get("steps", ())))

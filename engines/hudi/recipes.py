@@ -350,5 +350,238 @@ def _mor_partial_commit_time() -> Recipe:
         (("hoodie.schema.on.read.enable", "false"),))
 
 
+def _client(options: dict[str, str], fields: list[tuple[str, str]], actions: list[dict[str, Any]],
+            writers: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """A step of Hudi's write client (`engines/hudi/writers.py`): the record's fields (name, Avro
+    type; "?" makes one nullable; named as Spark names a table's record) and the actions of its
+    writers."""
+    table = options["hoodie.table.name"]
+    schema = {"type": "record", "name": f"{table}_record", "namespace": f"hoodie.{table}",
+              "fields": [{"name": name, "type": ["null", kind[:-1]], "default": None} if kind.endswith("?")
+                         else {"name": name, "type": kind} for name, kind in fields]}
+    return {"client": {"options": options, "schema": schema, "writers": writers or {}, "actions": actions}}
+
+
+def _change(op: str, id_: int, name: str | None, ts: int, **more: Any) -> dict[str, Any]:
+    """One record of a changelog: its operation (I, U, -U, D) and its values."""
+    return {"_op": op, "id": id_, "name": name, "ts": ts, **more}
+
+
+# Hudi's Flink writer keeps changes (`changelog.enabled`) so: the operation meta column, no
+# pre-combining of a key's changes within a write.
+_CHANGELOG = {"hoodie.allow.operation.metadata.field": "true", "hoodie.combine.before.upsert": "false",
+              "hoodie.combine.before.insert": "false"}
+
+
+def _client_options(table: str, partition: str, more: dict[str, str]) -> dict[str, str]:
+    return {"hoodie.table.name": table, "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": partition,
+            "hoodie.datasource.write.hive_style_partitioning": "true" if partition else "false",
+            "hoodie.table.type": "MERGE_ON_READ", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.compact.inline": "false", **more}
+
+
+def _mor_changelog() -> Recipe:
+    """Merge-on-read as Hudi's Flink writer leaves it in changelog mode (emulated with Hudi's write
+    client): the simple bucket index, `_hoodie_operation` kept, every change of a key written
+    (I, -U and U pairs, D, a lone -U, changes older than the record they meet), a compaction;
+    cleaning; LSM archive."""
+    bucket = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE", "hoodie.bucket.index.num.buckets": "2"}
+    props = {**bucket, "hoodie.metadata.enable": "false", "hoodie.clean.commits.retained": "2",
+             "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "4"}
+    options = _client_options("mor_changelog", "region", {**props, **_CHANGELOG})
+    fields = [("id", "int"), ("name", "string?"), ("qty", "int"), ("ts", "int"), ("region", "string")]
+    regions = {i: ("eu" if i % 2 == 0 else "us") for i in range(1, 30)}
+
+    def c(op: str, id_: int, name: str | None, ts: int, qty: int = 0) -> dict[str, Any]:
+        return _change(op, id_, name, ts, qty=qty, region=regions[id_])
+
+    actions: list[dict[str, Any]] = [
+        {"writer": "a", "write": "insert", "rows": [c("I", i, f"n{i}", 10, i) for i in range(1, 11)]},
+        # an update as Flink hands it over: the old row (-U), then the new (U); a delete; a new key
+        {"writer": "a", "write": "upsert", "rows": [
+            c("-U", 1, "n1", 10, 1), c("U", 1, "u1", 20, 11), c("-U", 2, "n2", 10, 2), c("U", 2, "u2", 20, 12),
+            c("D", 3, "n3", 20, 3), c("I", 11, "i11", 20, 110)]},
+        # a lone -U deletes; a -U and a U older than the record they meet lose to it; a D with the
+        # default ordering value (0) deletes whatever the record's (Hudi's commit-time delete)
+        {"writer": "a", "write": "upsert", "rows": [
+            c("-U", 4, "n4", 10, 4), c("-U", 5, "old5", 5, 5), c("D", 6, "old6", 0, 6), c("U", 7, "old7", 5, 7)]},
+        # deleted, then inserted again in the same write; updated twice in one write
+        {"writer": "a", "write": "upsert", "rows": [
+            c("D", 10, "n10", 20, 10), c("I", 10, "again10", 30, 100), c("-U", 8, "n8", 10, 8),
+            c("U", 8, "u8", 20, 18), c("-U", 8, "u8", 20, 18), c("U", 8, "v8", 30, 28), c("I", 12, "i12", 30, 120)]},
+        {"writer": "c", "schedule": "compaction"},
+        {"writer": "c", "run": "compaction"},
+        {"writer": "a", "write": "upsert", "rows": [
+            c("-U", 11, "i11", 20, 110), c("U", 11, "u11", 40, 111), c("D", 1, "u1", 40, 11),
+            c("I", 3, "back3", 40, 33)]},
+        {"writer": "a", "write": "upsert", "rows": [
+            c("-U", 9, "n9", 10, 9), c("U", 9, "u9", 50, 19), c("D", 12, "i12", 50, 120)]},
+        {"writer": "a", "write": "upsert", "rows": [c("-U", 2, "u2", 20, 12), c("U", 2, "v2", 60, 22)]},
+    ]
+    steps = [
+        _sql(f"""CREATE TABLE {{table}} (id INT, name STRING, qty INT, ts INT, region STRING) USING hudi
+                 PARTITIONED BY (region) LOCATION '{{path}}' TBLPROPERTIES (type = 'mor', primaryKey = 'id',
+                 preCombineField = 'ts', {_props(props)})"""),
+        _client(options, fields, actions, {"c": {"hoodie.compact.inline.max.delta.commits": "1"}}),
+    ]
+    return Recipe("mor_changelog", "mor", 9, (
+        "merge-on-read", "table version 9", "one partition field", "simple bucket index", "operation meta field",
+        "flink changelog (-U/U/D/I)", "write client", "compaction", "cleaning", "lsm archive"), tuple(steps),
+        (("hoodie.schema.on.read.enable", "false"),))
+
+
+def _mor_nbcc() -> Recipe:
+    """Merge-on-read under non-blocking concurrency control, as Hudi's Flink writers leave it
+    (emulated with Hudi's write client): two writers' log files in one file slice, a compaction
+    planned while one writer's commit is in flight (its log, completed after the plan, belongs to
+    the compacted slice), instants completed in another order than begun, delete blocks; LSM archive."""
+    bucket = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE", "hoodie.bucket.index.num.buckets": "2"}
+    props = {**bucket, "hoodie.metadata.enable": "false", "hoodie.clean.automatic": "false",
+             "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"}
+    nbcc = {"hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
+            "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+            "hoodie.cleaner.policy.failed.writes": "LAZY"}
+    options = _client_options("mor_nbcc", "", {**props, **nbcc})
+    fields = [("id", "int"), ("name", "string?"), ("ts", "int")]
+
+    def c(op: str, id_: int, name: str | None, ts: int) -> dict[str, Any]:
+        return _change(op, id_, name, ts)
+
+    actions: list[dict[str, Any]] = [
+        {"writer": "a", "write": "insert", "rows": [c("I", i, f"n{i}", 1) for i in range(1, 11)]},
+        {"writer": "a", "begin": "upsert", "rows": [c("U", 1, "a1", 5), c("U", 2, "a2", 5), c("U", 3, "a3", 2)]},
+        {"writer": "b", "begin": "upsert", "rows": [c("U", 1, "b1", 5), c("U", 3, "b3", 6), c("U", 4, "b4", 3)]},
+        {"writer": "b", "commit": True},
+        {"writer": "c", "schedule": "compaction"},  # while a's commit is in flight
+        {"writer": "a", "commit": True},
+        {"writer": "b", "write": "upsert", "rows": [c("U", 2, "b2", 4), c("U", 5, "b5", 7), c("D", 6, None, 7)]},
+        {"writer": "c", "run": "compaction"},
+        # begun a then b, completed b then a: equal ordering values in one slice
+        {"writer": "a", "begin": "upsert", "rows": [c("U", 7, "a7", 8), c("U", 8, "a8", 8), c("D", 9, None, 8)]},
+        {"writer": "b", "begin": "upsert", "rows": [c("U", 7, "b7", 8), c("U", 8, "b8", 9), c("U", 9, "b9", 7)]},
+        {"writer": "b", "commit": True},
+        {"writer": "a", "commit": True},
+        {"writer": "a", "write": "upsert", "rows": [c("U", 10, "a10", 9), c("I", 11, "a11", 9)]},
+        {"writer": "b", "write": "upsert", "rows": [c("D", 10, None, 9), c("U", 11, "b11", 10)]},
+    ]
+    steps = [
+        _sql(f"""CREATE TABLE {{table}} (id INT, name STRING, ts INT) USING hudi LOCATION '{{path}}'
+                 TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts', {_props(props)})"""),
+        _client(options, fields, actions, {"c": {"hoodie.compact.inline.max.delta.commits": "1"}}),
+    ]
+    return Recipe("mor_nbcc", "mor", 9, (
+        "merge-on-read", "table version 9", "not partitioned", "simple bucket index", "non-blocking concurrency control",
+        "two writers", "log files sliced by completion time", "compaction planned mid-write", "delete blocks",
+        "write client", "lsm archive"), tuple(steps), (("hoodie.schema.on.read.enable", "false"),))
+
+
+def _mor_consistent_hashing() -> Recipe:
+    """Merge-on-read with the consistent hashing bucket index (`.hoodie/.bucket_index`): inserts
+    into log-only file groups, a clustering splitting every bucket planned, an upsert while it is
+    pending (written to the old and the new file groups), the clustering run, another merging
+    buckets, a compaction; LSM archive."""
+    options = {"hoodie.table.name": "mor_consistent_hashing", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+               "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.partitionpath.field": "region",
+               "hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "CONSISTENT_HASHING",
+               "hoodie.bucket.index.num.buckets": "2", "hoodie.bucket.index.max.num.buckets": "8",
+               "hoodie.bucket.index.min.num.buckets": "1",
+               "hoodie.clustering.plan.strategy.class":
+                   "org.apache.hudi.client.clustering.plan.strategy.SparkConsistentBucketClusteringPlanStrategy",
+               "hoodie.clustering.execution.strategy.class":
+                   "org.apache.hudi.client.clustering.run.strategy.SparkConsistentBucketClusteringExecutionStrategy",
+               "hoodie.clustering.updates.strategy":
+                   "org.apache.hudi.client.clustering.update.strategy.SparkConsistentBucketDuplicateUpdateStrategy",
+               "hoodie.compact.inline": "false", "hoodie.metadata.enable": "false", "hoodie.clean.automatic": "false",
+               **_ARCHIVE_SOON}
+    # buckets over 0.5 x 2 kB split (all of them), under 0.2 x 100 MB merge (all of them)
+    split = ",".join(f"{k}={v}" for k, v in {**options, "hoodie.parquet.max.file.size": "2000",
+                                             "hoodie.bucket.index.split.threshold": "0.5"}.items())
+    merge = ",".join(f"{k}={v}" for k, v in {**options, "hoodie.parquet.max.file.size": "100000000"}.items())
+
+    def rows(name: str, ts: int, first: int, last: int) -> str:
+        return (f"SELECT CAST(id AS INT) AS id, concat('{name}', id) AS name, {ts}L AS ts, "
+                f"IF(id % 2 = 0, 'eu', 'us') AS region FROM range({first}, {last + 1})")
+
+    steps = [
+        _write(rows("n", 1, 1, 16), options),
+        _sql("CREATE TABLE {table} USING hudi LOCATION '{path}'"),
+        _write(rows("u", 2, 1, 5), options),
+        _write(rows("d", 3, 6, 6), options, "delete"),
+        _sql(f"CALL run_clustering(table => '{{table}}', op => 'schedule', options => '{split}')"),
+        _write(rows("p", 4, 2, 5), options),  # while the split is pending
+        _sql(f"CALL run_clustering(table => '{{table}}', op => 'execute', options => '{split}')"),
+        _write(rows("w", 5, 7, 12), options),
+        _sql(f"CALL run_clustering(table => '{{table}}', options => '{merge}')"),
+        _write(rows("z", 6, 11, 18), options),
+        _sql("CALL run_compaction(op => 'scheduleandexecute', table => '{table}')"),
+        _write(rows("y", 7, 1, 3), options),
+    ]
+    return Recipe("mor_consistent_hashing", "mor", 9, (
+        "merge-on-read", "table version 9", "one partition field", "consistent hashing bucket index",
+        "log-only file groups", "bucket split (clustering)", "upsert during pending clustering", "bucket merge",
+        "compaction procedure", "lsm archive"), tuple(steps), (("hoodie.schema.on.read.enable", "false"),))
+
+
+def _mor_two_writers() -> Recipe:
+    """Merge-on-read written by two Spark jobs at once under optimistic concurrency control:
+    writes to separate partitions both complete; of two writes to the same file groups one
+    aborts on the conflict (which one, Spark's timing decides). Then, deterministically, two
+    writers of Hudi's write client begin, one commits, the other's commit conflicts and aborts
+    (its log files stay until a later writer rolls it back; the last write's stay for good);
+    cleaning; LSM archive.
+
+    The lock is Hudi's in-process one (the jobs share the driver's JVM): with its
+    FileSystemBasedLockProvider, Hudi 1.2's writers in one driver never overlap (the second
+    starts its instant only after the first completed), so they never conflict."""
+    occ = {"hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
+           "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+           "hoodie.cleaner.policy.failed.writes": "LAZY",
+           # an aborted writer's heartbeat expires soon: a later writer rolls it back
+           "hoodie.client.heartbeat.interval_in_ms": "2000", "hoodie.client.heartbeat.tolerable.misses": "2"}
+    options = {"hoodie.table.name": "mor_two_writers", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+               "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.partitionpath.field": "region", **occ,
+               "hoodie.compact.inline": "false", "hoodie.metadata.enable": "false", "hoodie.clean.commits.retained": "4",
+               "hoodie.keep.min.commits": "5", "hoodie.keep.max.commits": "6"}
+
+    def rows(name: str, ts: int, first: int, last: int, region: str | None = None) -> str:
+        where = f" WHERE IF(id % 2 = 0, 'eu', 'us') = '{region}'" if region else ""
+        return (f"SELECT * FROM (SELECT CAST(id AS INT) AS id, concat('{name}', id) AS name, CAST({ts} AS INT) AS ts, "
+                f"IF(id % 2 = 0, 'eu', 'us') AS region FROM range({first}, {last + 1})){where}")
+
+    def c(id_: int, name: str, ts: int) -> dict[str, Any]:
+        return _change("U", id_, name, ts, region="eu" if id_ % 2 == 0 else "us")
+
+    def conflict(ts: int) -> list[dict[str, Any]]:
+        return [{"writer": "a", "begin": "upsert", "rows": [c(1, "ca1", ts), c(2, "ca2", ts)]},
+                {"writer": "b", "begin": "upsert", "rows": [c(2, "cb2", ts + 1), c(3, "cb3", ts + 1)]},
+                {"writer": "a", "commit": True},
+                {"writer": "b", "commit": True, "expect": "conflict"}]
+
+    client_options = {k: v for k, v in options.items() if not k.startswith("hoodie.datasource.write.table")}
+    fields = [("id", "int"), ("name", "string"), ("ts", "int"), ("region", "string")]
+    steps = [
+        _write(rows("n", 1, 1, 12), options, "insert"),
+        _write(rows("u", 2, 1, 4), options),
+        {"concurrent": [_write(rows("e", 3, 1, 8, "eu"), options), _write(rows("s", 3, 1, 8, "us"), options)]},
+        {"concurrent": [_write(rows("a", 4, 1, 6), options), _write(rows("b", 5, 3, 10), options)]},
+        _client({**client_options, "hoodie.table.type": "MERGE_ON_READ"}, fields, conflict(6)),
+        _write(rows("v", 8, 5, 14), options),
+        {"concurrent": [_write(rows("x", 9, 2, 3), options, "delete"), _write(rows("y", 10, 1, 12), options)]},
+        _write(rows("w", 11, 10, 16), options),
+        _write(rows("z", 12, 1, 2), options),
+        # the last write aborted: no later writer rolls it back, its log files stay
+        _client({**client_options, "hoodie.table.type": "MERGE_ON_READ"}, fields, conflict(13)),
+    ]
+    return Recipe("mor_two_writers", "mor", 9, (
+        "merge-on-read", "table version 9", "one partition field", "optimistic concurrency control",
+        "in-process lock", "two spark jobs at once", "write conflicts", "aborted writer", "rolled back writes",
+        "cleaning", "lsm archive"), tuple(steps))
+
+
 RECIPES: dict[str, Recipe] = {r.name: r for r in (_mor_evolve(), _cow_v6_frames(), _mor_v6_parquet(), _mor_partial(),
-                                                  _mor_partial_updates(), _mor_partial_commit_time())}
+                                                  _mor_partial_updates(), _mor_partial_commit_time(),
+                                                  _mor_changelog(), _mor_nbcc(), _mor_consistent_hashing(),
+                                                  _mor_two_writers())}

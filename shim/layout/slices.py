@@ -91,7 +91,9 @@ def file_slices_as_of(
     - a base file counts when its instant is a completed write at or before `as_of`;
     - file groups replaced by a completed replacecommit at or before `as_of` are dropped;
     - a log file joins the slice of its base instant (table version 6: the instant in its name;
-      version 8+: the newest base instant at or before the log's completion time);
+      version 8+: the newest base instant at or before the log's completion time, archived
+      writes' too: a writer's log that completed after a compaction was planned joins the
+      compacted slice, however long ago it began);
     - logs that land on a slice without a visible base file (pending or later compaction) are
       merged into the previous slice; a group with no visible base file reads from logs only.
     """
@@ -113,7 +115,10 @@ def latest_file_slice(group: FileGroupFiles, timeline: Timeline, as_of: str | No
 
 
 def _latest_slice(group: FileGroupFiles, timeline: Timeline, as_of: str | None, by_completion: bool) -> FileSlice | None:
-    bases = {base.instant_time: base for base in group.base_files}
+    # Base files of instants after the read instant are not in the file group yet: a log file
+    # completed after such a compaction was planned still joins the slice the read sees.
+    bases = {base.instant_time: base for base in group.base_files if as_of is None
+             or instant_key(base.instant_time) <= instant_key(as_of)}
     keys = sorted(bases, key=instant_key)
     logs_by_key: dict[str, list[LogFile]] = defaultdict(list)
     for log in group.log_files:
@@ -144,8 +149,15 @@ def _latest_slice(group: FileGroupFiles, timeline: Timeline, as_of: str | None, 
 
 
 def _slice_key_of_log(log: LogFile, base_keys: list[str], timeline: Timeline, by_completion: bool) -> str | None:
+    """The base instant of the slice a log file joins: the newest at or before its completion
+    time (Hudi's `HoodieFileGroup.getBaseInstantTime`), its own instant when none is. A log of an
+    archived write joins the newest base whenever that base was requested before the log's
+    write; otherwise its completion time is the archive's (read only then)."""
     if not by_completion:
         return log.instant_time
+    if timeline.is_archived(log.instant_time) and (
+            not base_keys or instant_key(base_keys[-1]) < instant_key(log.instant_time)):
+        return base_keys[-1] if base_keys else log.instant_time
     completed = timeline.completion_time(log.instant_time)
     if completed is None:
         return None  # an uncommitted or rolled-back write: none of its blocks is visible

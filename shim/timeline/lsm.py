@@ -74,3 +74,20 @@ def read_lsm_instants(storage: Storage, history: str) -> list[dict[str, Any]]:
             })
     found.sort(key=lambda entry: entry["requested_time"])
     return found
+
+
+def lsm_completion_times(storage: Storage, history: str) -> dict[str, str]:
+    """Requested time -> completion time of every archived instant of the LSM timeline in
+    `history` (only those two columns are read)."""
+    found: dict[str, str] = {}
+    for path in lsm_files(storage, history):
+        try:
+            rows = pq.read_table(io.BytesIO(storage.read_bytes(path)), columns=_COLUMNS[:2]).to_pylist()
+        except (FileNotFoundError, FileGoneError) as exc:
+            raise InvalidTableError(f"{path}: listed by the LSM timeline's manifest but missing", path=path) from exc
+        except (OSError, ValueError, KeyError) as exc:
+            raise InvalidTableError(f"{path}: not an LSM timeline file ({exc})", path=path) from exc
+        for row in rows:
+            if row["completionTime"]:
+                found[str(row["instantTime"])] = str(row["completionTime"])
+    return found

@@ -11,6 +11,7 @@ from shim.errors import InstantNotFoundError
 from shim.properties import TableConfig
 from shim.storage import LocalStorage, Storage, as_storage, paths
 from shim.timeline.instant import Action, Instant, State, instant_key, parse_instant_file_name
+from shim.timeline.lsm import lsm_completion_times
 from shim.timeline.metadata import CommitMetadata, decode_instant_content
 
 _WRITE_TIMELINE = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
@@ -31,7 +32,11 @@ class Timeline:
                  archived: dict[str, dict[str, object]] | None = None, *, storage: Storage | None = None) -> None:
         self.folder = folder
         self.config = config
+        #: The table's storage (its root the table's); without one, the timeline folder's, and
+        #: archived completion times are not looked up.
         self.storage = storage if storage is not None else LocalStorage(folder)
+        self._knows_table = storage is not None
+        self._archived_completions: dict[str, str] | None = None
         self._archived: dict[str, dict[str, object]] = archived or {}
         self.instants: tuple[Instant, ...] = tuple(
             sorted(instants, key=lambda i: (instant_key(i.requested_time), _STATE_ORDER[i.state]))
@@ -63,7 +68,7 @@ class Timeline:
         extra = [(inst, raw) for inst, raw in archived if inst.requested_time not in known]
         contents = {**self._archived, **{inst.file_name: raw for inst, raw in extra}}
         return Timeline(self.folder, [*self.instants, *(inst for inst, _ in extra)], self.config, contents,
-                        storage=self.storage)
+                        storage=self.storage if self._knows_table else None)
 
     @property
     def includes_archive(self) -> bool:
@@ -114,15 +119,32 @@ class Timeline:
         start = self.start
         return start is not None and instant_key(instant_time) < instant_key(start)
 
+    def is_archived(self, instant_time: str) -> bool:
+        """Whether `instant_time` precedes the active timeline without being on it: it was
+        archived after completing (Hudi's `CompletionTimeQueryView.isArchived`)."""
+        start = self.start
+        return (self._by_time.get(instant_time) is None and start is not None
+                and instant_key(instant_time) < instant_key(start))
+
     def completion_time(self, instant_time: str) -> str | None:
-        """Completion time of a completed instant (layout 2), its requested time on layout 1."""
+        """Completion time of a completed instant (layout 2), its requested time on layout 1; None
+        while it is pending. An archived instant's comes from the archive (the LSM timeline of
+        layout 2 keeps it; read once, when first asked), else is its requested time."""
         inst = self._by_time.get(instant_time)
         if inst is None or not inst.is_completed:
-            start = self.start
-            if inst is None and start is not None and instant_key(instant_time) < instant_key(start):
-                return instant_time
+            if self.is_archived(instant_time):
+                return self._archived_completion_time(instant_time)
             return None
         return inst.completion_time or inst.requested_time
+
+    def _archived_completion_time(self, instant_time: str) -> str:
+        if not self._knows_table or self.config.timeline_layout_version < 2:
+            return instant_time
+        with self._lock:
+            if self._archived_completions is None:
+                history = paths.archive_folder(self.storage.root, self.config.archive_path)
+                self._archived_completions = lsm_completion_times(self.storage, history)
+        return self._archived_completions.get(instant_time, instant_time)
 
     def resolve_as_of(self, as_of: str | None) -> str | None:
         """The read instant: the newest completed write at or before `as_of` (None: empty table)."""

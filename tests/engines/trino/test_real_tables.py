@@ -29,8 +29,9 @@ def test_real_table_reads_as_the_shim_reads_it(stack, flavor, view, name):
 @pytest.mark.parametrize("flavor", ENGINES)
 @pytest.mark.parametrize("view", list(VIEWS))
 @pytest.mark.parametrize("name", ORACLE_TABLES)
-def test_tables_hudi_wrote_with_partial_updates_read_as_the_shim_reads_them(stack, flavor, view, name):
-    """MERGE INTO ... UPDATE SET of some columns: partial-update log blocks, record positions."""
+def test_tables_hudi_wrote_read_as_the_shim_reads_them(stack, flavor, view, name):
+    """MERGE INTO ... UPDATE SET of some columns (partial-update log blocks, record positions);
+    changelog operations, bucket indexes, concurrent writers (`ORACLE_TABLES`)."""
     expected = shim.open_table(str(stack.warehouse / "oracle" / name)).read(mode=view)
     assert expected.num_rows > 0
     check_same(stack, flavor, f'SELECT * FROM hudi."default"."oracle_{name}{VIEWS[view]}"', expected)

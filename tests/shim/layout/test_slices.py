@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from shim.layout.partitions import list_partitions, partition_values
@@ -159,6 +161,63 @@ def test_v8_logs_attach_by_completion_time(tmp_path):
     _touch(root, "", _log(FG, T2))
     _touch(root, "", _base(FG, T3))
     _touch(root, "", _log(FG, T5))  # uncommitted
+    [file_slice] = _slices(root, config)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T3, [T2])
+
+
+def _archive_lsm(root: Path, completed: dict[str, tuple[str, str]]) -> None:
+    """An LSM history holding `completed` (requested time -> (completion time, action))."""
+    history = root / ".hoodie" / "timeline" / "history"
+    history.mkdir(parents=True, exist_ok=True)
+    times = sorted(completed)
+    name = f"{times[0]}_{times[-1]}_0.parquet"
+    pq.write_table(pa.table({"instantTime": times, "completionTime": [completed[t][0] for t in times],
+                             "action": [completed[t][1] for t in times]}), history / name)
+    (history / "manifest_1").write_text(json.dumps({"files": [{"fileName": name, "fileLen": 1}]}))
+    (history / "_version_").write_text("1")
+
+
+def test_v8_log_of_an_archived_write_completed_after_a_compaction_joins_the_compacted_slice(tmp_path):
+    # Non-blocking concurrency control: a writer's commit (T2) completes after a compaction (T3)
+    # was planned; both were archived since. The archive's completion time slices the log.
+    root, config = _table(tmp_path, version=8)
+    _archive_lsm(root, {T1: (f"{T1[:-3]}100", "deltacommit"), T2: (f"{T3[:-3]}500", "deltacommit"),
+                        T3: (f"{T3[:-3]}200", "commit")})
+    _instant(root, f"{T4}_{T5}.deltacommit", {}, layout=2)
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _log(FG, T1))
+    _touch(root, "", _log(FG, T2))
+    _touch(root, "", _base(FG, T3))
+    _touch(root, "", _log(FG, T4))
+    [file_slice] = _slices(root, config)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T3, [T2, T4])
+
+
+def test_v8_logs_of_archived_writes_before_every_base_need_no_archive(tmp_path):
+    # The newest base file was requested before the archived log's write: whenever that write
+    # completed, its log belongs to the newest slice (the archive, unreadable here, is not read).
+    root, config = _table(tmp_path, version=8)
+    _archive_lsm(root, {T1: (T1, "commit")})
+    next((root / ".hoodie" / "timeline" / "history").glob("*.parquet")).write_bytes(b"not parquet")
+    _instant(root, f"{T4}_{T5}.deltacommit", {}, layout=2)
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _log(FG, T2))
+    [file_slice] = _slices(root, config)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T1, [T2])
+
+
+def test_v8_time_travel_reads_a_write_that_completed_after_a_later_compaction_was_planned(tmp_path):
+    # As of T2, the compaction planned at T3 does not exist yet: the log of the write begun at T2
+    # (completed after T3) is read on the slice of T1 (Hudi 1.2 drops it with T3's slice).
+    root, config = _table(tmp_path, version=8)
+    _instant(root, f"{T1}_{T1[:-3]}100.deltacommit", {}, layout=2)
+    _instant(root, f"{T2}_{T3[:-3]}500.deltacommit", {}, layout=2)
+    _instant(root, f"{T3}_{T4}.commit", {}, layout=2)
+    _touch(root, "", _base(FG, T1))
+    _touch(root, "", _log(FG, T2))
+    _touch(root, "", _base(FG, T3))
+    [file_slice] = _slices(root, config, as_of=T2)
+    assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T1, [T2])
     [file_slice] = _slices(root, config)
     assert (file_slice.base_instant, [log.instant_time for log in file_slice.log_files]) == (T3, [T2])
 
