@@ -36,6 +36,7 @@ from catalog.routes import router
 from catalog.service import Catalog
 from catalog.settings import Settings
 from catalog.stream import StreamAborted
+from catalog.ui import mount as mount_ui
 from shim.errors import HudiShimError
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(router)
     app.include_router(iceberg_router)
     app.include_router(publish_router)
+    mount_ui(app)  # the browser UI at /ui (same token)
 
     @app.get("/health", summary="Liveness", tags=["health"])
     async def health() -> dict[str, str]:
