@@ -21,6 +21,7 @@ def _page(title: str, body: str, *, table: str | None = None) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)} · hudi-shim</title>
 <link rel="stylesheet" href="{STATIC}/style.css">
+<link rel="icon" href="data:,">
 </head>
 <body{data}>
 <header class="top"><a class="brand" href="/ui">hudi-shim</a><span class="where">{escape(title)}</span>

@@ -23,6 +23,11 @@
     return node;
   }
 
+  function fill(node, ...children) {
+    node.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+    return node;
+  }
+
   async function api(path) {
     const response = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
     let body = null;
@@ -59,15 +64,15 @@
     const box = document.getElementById("summary");
     try {
       const row = await api(base);
-      if (row.error) { box.replaceChildren(errorBox({ status: row.error.code, ...row.error })); return; }
+      if (row.error) { fill(box, errorBox({ status: row.error.code, ...row.error })); return; }
       const last = row.last_commit;
-      box.replaceChildren(
+      fill(box,
         el("span", {}, row.table_type), " · version ", el("span", {}, row.version),
         " · ", el("span", { class: "path" }, row.location),
         " · last commit ", last ? [instantLink(last.time), ` ${last.action}${last.operation ? " " + last.operation : ""}`] : "none",
         " · ", el("span", { dataset: { rows: String(row.rows) } }, `≈ ${Number(row.rows).toLocaleString("en")} rows`),
         ` in ${row.file_slices} file slices · views `, row.views.map((v) => [el("code", {}, v), " "]));
-    } catch (error) { box.replaceChildren(errorBox(error)); }
+    } catch (error) { fill(box, errorBox(error)); }
   }
 
   // -- schema history -----------------------------------------------------------------------------
@@ -87,7 +92,7 @@
 
   async function loadSchema() {
     const section = document.getElementById("tab-schema");
-    section.replaceChildren(el("p", { class: "loading" }, "loading…"));
+    fill(section, el("p", { class: "loading" }, "loading…"));
     const { grid, instants } = await api(`${base}/schemas`);
     const head = el("tr", {}, el("th", {}, grid.keyed_by === "id" ? "id" : "—"), el("th", {}, "column"),
       grid.versions.map((v) => {
@@ -107,7 +112,7 @@
     const note = grid.keyed_by === "id"
       ? "One row per column id. A rename keeps its row; a drop ends it; a name re-added later is a new id, a row of its own."
       : "This table records no column ids (schema-on-read is off): versions are its commits' Avro writer schemas, and columns are matched by name.";
-    section.replaceChildren(
+    fill(section,
       el("p", { class: "note" }, note),
       grid.versions.length
         ? el("div", { class: "scroll" }, el("table", { class: "grid schema", id: "schema-grid" }, el("thead", {}, head), el("tbody", {}, body)))
@@ -125,7 +130,7 @@
 
   async function loadTimeline() {
     const section = document.getElementById("tab-timeline");
-    section.replaceChildren(el("p", { class: "loading" }, "loading…"));
+    fill(section, el("p", { class: "loading" }, "loading…"));
     const entries = await api(`${base}/timeline`);
     const rows = entries.map((e) => {
       const wrote = (e.wrote || []).map((w) =>
@@ -142,7 +147,7 @@
         el("td", {}, e.error ? el("span", { class: "error" }, e.error) : e.summary,
           details.length ? el("details", {}, el("summary", {}, "files"), details) : null));
     });
-    section.replaceChildren(
+    fill(section,
       el("p", { class: "note" }, `${entries.length} instants, oldest first (archived ones included).`),
       el("table", { class: "grid timeline", id: "timeline" },
         el("thead", {}, el("tr", {}, ["requested", "action", "states", "completed", "operation", "schema", "what it did"].map((h) => el("th", {}, h)))),
@@ -183,27 +188,32 @@
     return el("div", { class: `slice ${s.state}`, dataset: { baseInstant: s.base_instant, state: s.state } }, parts);
   }
 
+  let filesAsked = 0;
+  let planAsked = 0;
+
   async function loadFiles(params) {
+    const asked = ++filesAsked; // only the latest answer is drawn
     const body = document.getElementById("files-body");
-    body.replaceChildren(el("p", { class: "loading" }, "loading…"));
+    fill(body, el("p", { class: "loading" }, "loading…"));
     hovers.clear();
     const query = new URLSearchParams();
     if (params.view) query.set("view", params.view);
     if (params.as_of) query.set("as_of", params.as_of);
     try {
       const page = await api(`${base}/files?${query}`);
+      if (asked !== filesAsked) return;
       const parts = page.partitions.map((p) => el("div", { class: "partition", dataset: { partition: p.path } },
         el("h3", {}, p.path || "(not partitioned)"),
         el("table", { class: "grid files" }, el("tbody", {}, p.groups.map((g) =>
           el("tr", { dataset: { fileId: g.file_id } }, el("th", { class: "fileid" }, g.file_id),
             el("td", {}, g.slices.map(slicePart))))))));
-      body.replaceChildren(
-        el("p", { class: "note", id: "files-summary" },
+      fill(body,
+        el("p", { class: "note", id: "files-summary", dataset: { instant: page.instant || "", view: page.view } },
           `${page.view} read as of ${instantText(page.instant) || "(no commit)"}: ${page.slices_read} file slices; `,
           el("strong", { dataset: { misreadFiles: String(page.misread_files) } }, `${page.misread_files} files or log blocks`),
           " that a by-name or by-position reader reads wrong (⚠, hover for how)."),
         parts);
-    } catch (error) { body.replaceChildren(errorBox(error)); }
+    } catch (error) { if (asked === filesAsked) fill(body, errorBox(error)); }
   }
 
   function mappingTable(mapped) {
@@ -214,7 +224,7 @@
       el("td", {}, c.table_type), el("td", { class: "action" }, c.action)));
     const table = el("table", { class: "mapping" }, el("thead", {}, el("tr", {},
       ["file column", "file type", "", "table column", "id", "table type", "read as"].map((h) => el("th", {}, h)))), el("tbody", {}, rows));
-    const flags = mapped.misreads.map((m) => el("li", { class: `misread ${m.kind}` },
+    const flags = mapped.misreads.map((m) => el("li", { class: `misread kind-${m.kind}` },
       el("strong", {}, `${m.reader}: `), `${m.column} reads ${m.reads}`));
     return [table, flags.length ? el("ul", { class: "misreads" }, flags) : el("p", { class: "ok" }, "By-name and by-position readers read this file right.")];
   }
@@ -223,7 +233,7 @@
     const data = hovers.get(target.dataset.hover);
     const tip = document.getElementById("tooltip");
     if (!data) return;
-    tip.replaceChildren(el("div", { class: "tiptitle" }, data.title), mappingTable(data.mapped));
+    fill(tip, el("div", { class: "tiptitle" }, data.title), mappingTable(data.mapped));
     tip.hidden = false;
     const box = target.getBoundingClientRect();
     const left = Math.max(8, Math.min(box.left + window.scrollX, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 8));
@@ -250,12 +260,14 @@
   // -- query plan ---------------------------------------------------------------------------------
 
   async function loadPlan(params) {
+    const asked = ++planAsked;
     const body = document.getElementById("plan-body");
-    body.replaceChildren(el("p", { class: "loading" }, "planning…"));
+    fill(body, el("p", { class: "loading" }, "planning…"));
     const query = new URLSearchParams();
     for (const key of ["filter", "as_of", "mode"]) if (params[key]) query.set(key, params[key]);
     try {
       const { plan, columns, rows } = await api(`${base}/plan?${query}`);
+      if (asked !== planAsked) return;
       const partitions = plan.partitions.map((p) => el("tr", { class: p.kept ? "kept" : "pruned", dataset: { partition: p.path, kept: String(p.kept) } },
         el("td", {}, p.path || "(not partitioned)"), el("td", {}, p.kept ? "read" : "pruned"), el("td", {}, p.reason)));
       const files = plan.files.map((f) => el("tr", { class: f.base.startsWith("skipped") ? "pruned" : "kept", dataset: { fileId: f.file_id, base: f.base } },
@@ -269,7 +281,7 @@
       const head = el("tr", {}, columns.map((c) => el("th", { title: c.type }, c.name)));
       const data = rows.map((r) => el("tr", {}, columns.map((c) => el("td", {}, r[c.name] === null ? el("span", { class: "null" }, "NULL")
         : typeof r[c.name] === "object" ? JSON.stringify(r[c.name]) : String(r[c.name])))));
-      body.replaceChildren(
+      fill(body,
         el("p", { class: "note", id: "plan-summary" }, `${plan.mode} read as of ${instantText(plan.read_instant) || "(no commit)"}`,
           plan.filter ? [" · filter ", el("code", {}, plan.filter)] : " · no filter",
           plan.keys ? [" · record keys looked up in bloom filters: ", el("code", {}, plan.keys.join(", "))] : null),
@@ -281,7 +293,7 @@
         el("tbody", {}, files)),
         el("h3", {}, `Rows (first ${rows.length})`),
         el("div", { class: "scroll" }, el("table", { class: "grid rows", id: "plan-rows" }, el("thead", {}, head), el("tbody", {}, data))));
-    } catch (error) { body.replaceChildren(errorBox(error)); }
+    } catch (error) { if (asked === planAsked) fill(body, errorBox(error)); }
   }
 
   // -- tabs -----------------------------------------------------------------------------------------
@@ -300,7 +312,7 @@
     if (!loaded[name]) {
       loaded[name] = loaders[name]().catch((error) => {
         loaded[name] = null;
-        document.getElementById(`tab-${name}`).replaceChildren(errorBox(error));
+        fill(document.getElementById(`tab-${name}`), errorBox(error));
       });
     }
     return loaded[name];
