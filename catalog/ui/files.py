@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import shim
+from catalog.ui.evolution import type_text
 from catalog.ui.misreads import FileColumn, Misread, misreads
 from catalog.views import View
 from shim import ColumnMapping, FileSchema, storage
@@ -18,7 +19,7 @@ from shim.errors import HudiShimError
 from shim.layout.slices import FileGroupFiles
 from shim.read import read_file_schema
 from shim.scan_options import ScanMode
-from shim.schema import META_FIELD_NAMES, InternalSchema, arrow_field_id
+from shim.schema import META_FIELD_NAMES, arrow_field_id
 from shim.timeline.instant import instant_key
 
 
@@ -119,19 +120,25 @@ def files_page(table: shim.Table, view: View) -> FilesPage:
     def mapped(file_schema: FileSchema, columns: Sequence[FileColumn] | None) -> Mapped:
         return Mapped(file_schema.columns, tuple(misreads(file_schema.columns, columns, table_names)))
 
+    def written_columns(file_schema: FileSchema) -> list[FileColumn] | None:
+        """The columns of the schema version a file was written with (Hudi writes files in it)."""
+        written = history.schema_of_instant(file_schema.instant)
+        if written is None:
+            return None
+        return [FileColumn(f.name, f.id, type_text(f.type)) for f in written.fields if f.name not in META_FIELD_NAMES]
+
     def base_columns(file_schema: FileSchema) -> list[FileColumn] | None:
-        try:
+        found = written_columns(file_schema)
+        if found is not None:
+            return found
+        try:  # no schema version (matched by name): the file's own columns
             arrow = read_file_schema(storage.join(table.path, file_schema.path))
         except (HudiShimError, OSError):
             return None
-        written = history.schema_of_instant(file_schema.instant)
-        return [FileColumn(f.name, _id_in(written, f.name), str(f.type)) for f in arrow if f.name not in META_FIELD_NAMES]
+        return [FileColumn(f.name, None, str(f.type)) for f in arrow if f.name not in META_FIELD_NAMES]
 
     def block_columns(file_schema: FileSchema) -> list[FileColumn] | None:
-        written = history.schema_of_instant(file_schema.instant)
-        if written is None:
-            return None  # no schema version: the block's column order is not known here
-        return [FileColumn(f.name, f.id, str(f.type)) for f in written.fields if f.name not in META_FIELD_NAMES]
+        return written_columns(file_schema)  # None: the block's column order is not known here
 
     misread_files = 0
     partitions: dict[str, list[GroupView]] = {}
@@ -173,13 +180,6 @@ def files_page(table: shim.Table, view: View) -> FilesPage:
         partitions.setdefault(group.partition_path, []).append(GroupView(group.file_id, tuple(reversed(slices))))
     return FilesPage(view.view, view.instant, len(read), misread_files,
                      tuple(PartitionView(p, tuple(g)) for p, g in sorted(partitions.items())))
-
-
-def _id_in(schema: InternalSchema | None, name: str) -> int | None:
-    if schema is None:
-        return None
-    field = schema.find_field_by_name(name)
-    return field.id if field is not None else None
 
 
 def _relative(partition: str, name: str) -> str:

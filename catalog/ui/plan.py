@@ -111,9 +111,13 @@ class QueryPlan:
     files: tuple[FileChoice, ...]
 
 
-def explain(table: shim.Table, *, mode: ScanMode = "snapshot", filter: str | None = None,
-            as_of: str | None = None) -> QueryPlan:
+def explain(table: shim.Table, mapped: Sequence[FileSchema] | None = None, *, mode: ScanMode = "snapshot",
+            filter: str | None = None, as_of: str | None = None) -> QueryPlan:
     """Plan a scan of `table` and say what it prunes and merges.
+
+    Args:
+        mapped: the file schemas of the same read without a filter (the catalog's published view
+            holds them, remembered); None: those of the scan, worked out now.
 
     Raises:
         InvalidFilterError, ColumnNotFoundError, InstantNotFoundError: as a scan would.
@@ -127,7 +131,7 @@ def explain(table: shim.Table, *, mode: ScanMode = "snapshot", filter: str | Non
     choices = tuple(PartitionChoice(p, p in kept, "" if p in kept else _why_pruned(table, bound, p, scan))
                     for p in partitions)
     keys = pinned_keys(bound, table.config, scan.schemas.full_schema) if bound is not None else None
-    schemas = scan.file_schemas()
+    schemas = scan.file_schemas() if mapped is None else mapped
     bases = {f.path: f for f in schemas if f.kind == "base_file"}
     blocks: dict[tuple[str, str], list[FileSchema]] = {}
     for f in schemas:
@@ -193,6 +197,8 @@ def _holds_in(term: Expr, values: Mapping[str, object]) -> bool:
 
 def _base_choice(partition: str, file_id: str, name: str, path: str, mapping: FileSchema | None,
                  terms: list[Expr], keys: frozenset[str] | None, merged: tuple[MergedBlock, ...]) -> FileChoice:
+    if not terms and keys is None:  # nothing to prune by: the footer is not needed
+        return FileChoice(partition, file_id, name, "read", "", 0, (), (), merged)
     try:
         footer = parquet_footer(path)
     except (HudiShimError, OSError) as exc:

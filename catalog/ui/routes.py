@@ -124,10 +124,14 @@ def _default(value: object) -> object:
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
+def json_text(value: object) -> str:
+    """`value` (dataclasses, lists, dicts) as JSON text."""
+    return json.dumps(value, default=_default, separators=(",", ":"), ensure_ascii=False)
+
+
 def json_response(value: object) -> Response:
-    """`value` (dataclasses, lists, dicts) as a JSON response."""
-    body = json.dumps(value, default=_default, separators=(",", ":"), ensure_ascii=False)
-    return Response(body, media_type="application/json")
+    """`value` (dataclasses, lists, dicts), or JSON text, as a JSON response."""
+    return Response(value if isinstance(value, str) else json_text(value), media_type="application/json")
 
 
 class _PerTable:
@@ -165,17 +169,22 @@ def table_json(request: Request, name: str) -> Response:
 @api.get("/tables/{name}/schemas", summary="The schema history: columns by id across schema versions")
 def schemas_json(request: Request, name: str) -> Response:
     table = _catalog(request).table(name)
-    grid = _remembered.get(table, "schemas", lambda: table_schema_grid(table))
-    timeline = _remembered.get(table, "timeline", lambda: table_timeline(table))
-    made_by = {e.time: {"action": e.action, "operation": e.operation, "archived": e.archived}
-               for e in timeline if e.time in set(grid.versions)}
-    return json_response({"grid": grid, "instants": made_by})
+
+    def grid() -> str:
+        found = table_schema_grid(table)
+        versions = set(found.versions)
+        made_by = {e.time: {"action": e.action, "operation": e.operation, "archived": e.archived}
+                   for e in _remembered.get(table, "timeline", lambda: table_timeline(table)) if e.time in versions}
+        return json_text({"grid": found, "instants": made_by})
+
+    return json_response(_remembered.get(table, "schemas json", grid))
 
 
 @api.get("/tables/{name}/timeline", summary="Every instant (archived ones too) and what it did")
 def timeline_json(request: Request, name: str) -> Response:
     table = _catalog(request).table(name)
-    return json_response(_remembered.get(table, "timeline", lambda: table_timeline(table)))
+    return json_response(_remembered.get(table, "timeline json", lambda: json_text(
+        _remembered.get(table, "timeline", lambda: table_timeline(table)))))
 
 
 @api.get("/tables/{name}/files", summary="File groups and slices by partition, with column mappings and misreads")
@@ -183,7 +192,8 @@ def files_json(request: Request, name: str, view: View = "snapshot", as_of: AsOf
     catalog = _catalog(request)
     table = catalog.table(name)
     published = catalog.view(name, view, as_of or None)
-    return json_response(files_page(table, published))
+    return json_response(_remembered.get(table, f"files json {view} {published.instant}",
+                                         lambda: json_text(files_page(table, published))))
 
 
 @api.get("/tables/{name}/plan", summary="Which partitions and files a scan prunes, which log blocks merge; "
@@ -203,7 +213,7 @@ async def plan_json(request: Request, name: str, filter: Annotated[str | None, Q
 
 def _plan(catalog: Catalog, name: str, filter: str | None, as_of: str | None, mode: Any, limit: int) -> dict[str, Any]:
     table = catalog.table(name)
-    explained = explain(table, mode=mode, filter=filter, as_of=as_of)
+    explained = explain(table, catalog.view(name, mode, as_of).files, mode=mode, filter=filter, as_of=as_of)
     request = ScanRequest(mode=mode, filter=filter, as_of=as_of, limit=limit)
     with catalog.scan(name, request, time_limit=TimeLimit.starting_now(catalog.limits.max_seconds)) as reader:
         rows = reader.read_all()

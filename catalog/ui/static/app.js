@@ -327,6 +327,7 @@
       const row = document.getElementById(`instant-${arg}`);
       if (row) { row.classList.add("highlight"); row.scrollIntoView({ block: "center" }); }
     }
+    document.body.dataset.readyMs = String(Math.round(performance.now())); // since navigation began
     document.body.dataset.ready = name;
   }
 
