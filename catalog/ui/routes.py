@@ -35,7 +35,7 @@ from catalog.ui.evolution import table_schema_grid
 from catalog.ui.files import files_page
 from catalog.ui.plan import explain, rows_json
 from catalog.ui.tables import table_row, table_rows
-from catalog.ui.timeline import table_timeline
+from catalog.ui.timeline import made_by, table_timeline
 from shim.read import TimeLimit
 
 MAX_ROWS = 1000
@@ -173,9 +173,7 @@ def schemas_json(request: Request, name: str) -> Response:
     def grid() -> str:
         found = table_schema_grid(table)
         versions = set(found.versions)
-        made_by = {e.time: {"action": e.action, "operation": e.operation, "archived": e.archived}
-                   for e in _remembered.get(table, "timeline", lambda: table_timeline(table)) if e.time in versions}
-        return json_text({"grid": found, "instants": made_by})
+        return json_text({"grid": found, "instants": made_by(table, versions)})
 
     return json_response(_remembered.get(table, "schemas json", grid))
 

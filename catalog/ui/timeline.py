@@ -14,6 +14,7 @@ from typing import Any
 
 import shim
 from shim.errors import HudiShimError
+from shim.schema import search_schema
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.metadata import CommitMetadata
 from shim.timeline.timeline import Timeline
@@ -100,8 +101,7 @@ def _active_details(table: shim.Table, timeline: Timeline, latest: Instant, file
         metadata = timeline.commit_metadata(latest)
         details = _write_details(metadata)
         if metadata.latest_schema:
-            schema = table.schema_history.schema_of_instant(latest.requested_time)
-            details["schema_version"] = str(schema.version_id) if schema is not None else None
+            details["schema_version"] = _schema_version(table, latest.requested_time)
         return details
     if latest.is_completed and latest.action in (Action.CLEAN, Action.ROLLBACK, Action.RESTORE):
         return _removal_details(latest.action.value, timeline.read_raw(latest))
@@ -111,6 +111,16 @@ def _active_details(table: shim.Table, timeline: Timeline, latest: Instant, file
         if requested is not None:
             return _plan_details(timeline.read_raw(requested))
     return {"summary": "" if latest.is_completed else f"{latest.state.value}: not completed, nothing of it is read"}
+
+
+def _schema_version(table: shim.Table, instant: str) -> str | None:
+    """The schema version a write recorded: from the history file when there is one (parsing every
+    commit's schema JSON costs a millisecond each), else from the commit."""
+    history = table.schema_history.history()
+    schema = search_schema(history, int(instant)) if history and instant.isdigit() else None
+    if schema is None:
+        schema = table.schema_history.schema_of_instant(instant)
+    return str(schema.version_id) if schema is not None else None
 
 
 def _write_details(metadata: CommitMetadata) -> dict[str, Any]:
@@ -202,3 +212,26 @@ def _archived_entries(table: shim.Table) -> list[TimelineEntry]:
             entry = replace(entry, error=f"cannot read archived {action} {time}: {exc}")
         entries.append(entry)
     return entries
+
+
+def made_by(table: shim.Table, instants: Iterable[str]) -> dict[str, dict[str, object]]:
+    """For each instant (a schema version), its action and operation, and whether it was archived
+    (absent: on neither timeline)."""
+    timeline = table.active_timeline
+    found: dict[str, dict[str, object]] = {}
+    missing = []
+    for time in instants:
+        instant = timeline.latest_state(time)
+        if instant is None:
+            missing.append(time)
+            continue
+        operation = timeline.commit_metadata(instant).operation_type \
+            if instant.is_completed and instant.action.writes_data else None
+        found[time] = {"action": instant.action.value, "operation": operation, "archived": False}
+    if missing:
+        archived = {e.time: e for e in _archived_entries(table)}
+        for time in missing:
+            if time in archived:
+                entry = archived[time]
+                found[time] = {"action": entry.action, "operation": entry.operation, "archived": True}
+    return found
