@@ -28,6 +28,7 @@ from fastapi.staticfiles import StaticFiles
 
 import shim
 from catalog.admission import ScanSlots
+from catalog.models import ErrorBody
 from catalog.routes import reject_unknown_query_parameters
 from catalog.service import Catalog, ScanRequest
 from catalog.ui import auth, pages
@@ -42,7 +43,18 @@ MAX_ROWS = 1000
 T = TypeVar("T")
 
 pages_router = APIRouter(prefix="/ui", include_in_schema=False)
-api = APIRouter(prefix="/ui/api", tags=["ui"],
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "a malformed request"},
+    401: {"model": ErrorBody, "description": "missing or wrong token (or login cookie)"},
+    404: {"model": ErrorBody, "description": "no table of that name is registered"},
+    409: {"model": ErrorBody, "description": "the table uses a feature hudi-shim does not read, or changed under "
+                                             "the request"},
+    413: {"model": ErrorBody, "description": "the plan's rows exceed a server limit"},
+    422: {"model": ErrorBody, "description": "invalid request (unknown column, bad filter or instant)"},
+    500: {"model": ErrorBody, "description": "the table's files cannot be read"},
+    503: {"model": ErrorBody, "description": "the server runs as many scans as it allows; ask again after Retry-After"},
+}
+api = APIRouter(prefix="/ui/api", tags=["ui"], responses=_ERRORS,
                 dependencies=[Depends(auth.require_ui_token), Depends(reject_unknown_query_parameters)])
 
 AsOf = Annotated[str | None, Query(max_length=64, description="instant to read as of")]
@@ -196,7 +208,7 @@ def files_json(request: Request, name: str, view: View = "snapshot", as_of: AsOf
 
 @api.get("/tables/{name}/plan", summary="Which partitions and files a scan prunes, which log blocks merge; "
                                         "its first rows")
-async def plan_json(request: Request, name: str, filter: Annotated[str | None, Query(max_length=65_536)] = None,
+async def plan_json(request: Request, name: str, filter: Annotated[str | None, Query(max_length=4096)] = None,
                     as_of: AsOf = None, mode: View = "snapshot",
                     limit: Annotated[int, Query(ge=0, le=MAX_ROWS)] = 100) -> Response:
     catalog = _catalog(request)
