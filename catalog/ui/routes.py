@@ -66,7 +66,8 @@ def mount(app: FastAPI) -> None:
     app.include_router(pages_router)
     app.include_router(api)
     static = resources.files("catalog.ui") / "static"
-    app.mount("/ui/static", StaticFiles(directory=str(static)), name="ui-static")
+    # Not checked at startup: a copy of the package without its static files still serves the API.
+    app.mount("/ui/static", StaticFiles(directory=str(static), check_dir=False), name="ui-static")
 
 
 def _catalog(request: Request) -> Catalog:
