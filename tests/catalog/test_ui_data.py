@@ -122,3 +122,21 @@ def test_timeline_lists_every_instant_with_its_schema_version(evolved):
                                                  ("https://evil.example", "/ui"), ("/v1/tables", "/ui")])
 def test_login_goes_back_only_to_ui_pages(given, expected):
     assert safe_next(given) == expected
+
+
+def test_timeline_includes_the_archived_instants_with_what_they_wrote(tmp_path):
+    from shim.services.archive import archive_timeline
+    from shim.services.archive_plan import ArchiveSettings
+
+    table = TinyTable(tmp_path / "a", pa.schema([("id", pa.string()), ("ts", pa.int64())]), mor=False)
+    for i in range(6):
+        table.base([{"id": f"k{i}", "ts": 1}], file_id=f"fg{i}-0")
+    assert archive_timeline(str(tmp_path / "a"), table.config, ArchiveSettings(min_commits=2, max_commits=3))
+    opened = shim.open_table(str(tmp_path / "a"))
+    archived = {a.requested_time for a in opened.archived_timeline()}
+    entries = table_timeline(opened)
+    assert [e.time for e in entries] == table.instants
+    assert {e.time for e in entries if e.archived} == archived and len(archived) == 4
+    first = entries[0]
+    assert first.archived and first.action == "commit" and first.state == "completed"
+    assert [(w.file_id, w.inserts) for w in first.wrote] == [("fg0-0", 1)]
