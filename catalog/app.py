@@ -38,6 +38,7 @@ from catalog.routes import router
 from catalog.service import ICEBERG_DIR, Catalog
 from catalog.settings import Settings
 from catalog.stream import StreamAborted
+from catalog.ui import mount as mount_ui
 from shim.errors import HudiShimError
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(router)
     app.include_router(iceberg_router)
     app.include_router(publish_router)
+    mount_ui(app)  # the browser UI at /ui (same token)
 
     @app.get("/health", summary="Liveness, and whether the warehouse can be served", tags=["health"],
              responses={503: {"description": "the warehouse folder or the catalog database is gone "

@@ -84,7 +84,7 @@ def image_files() -> Iterator[tuple[str, Path]]:
                 yield f"{SITE}/{file.as_posix()}", source
     for package in PACKAGES:
         for path in _walk(REPO / package):
-            if path.suffix == ".py":
+            if path.suffix in (".py", ".js", ".css"):  # the web UI's static files too
                 yield f"{APP}/{path.relative_to(REPO).as_posix()}", path
 
 

@@ -138,6 +138,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table")
     demo.add_argument("--trino", action="store_true",
                       help="also ask a real Trino 476 (fetched from Maven Central the first time, ~800 MB)")
+    demo.add_argument("--serve", action="store_true",
+                      help="keep the catalog serving the demo table afterwards (its web UI at /ui) until Ctrl-C")
     demo.set_defaults(run=_demo)
     return parser
 
@@ -252,7 +254,7 @@ def _presto(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from engines.demo import run_demo
 
-    return run_demo(args.dir, trino=args.trino)
+    return run_demo(args.dir, trino=args.trino, serve=args.serve)
 
 
 if __name__ == "__main__":

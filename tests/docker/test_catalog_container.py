@@ -116,3 +116,12 @@ def test_container_cannot_write_to_the_warehouse_and_still_answers(server, wareh
     ShimClient(server).scan("events", filter="count > 2")
     after = sorted(str(p.relative_to(warehouse)) for p in warehouse.rglob("*"))
     assert before == after
+
+
+def test_container_serves_the_web_ui_with_its_static_files(server):
+    import httpx
+
+    page = httpx.get(f"{server}/ui", timeout=10)
+    assert page.status_code == 200 and 'data-table="trips"' in page.text
+    script = httpx.get(f"{server}/ui/static/app.js", timeout=10)
+    assert script.status_code == 200 and "hudi-shim UI" in script.text
