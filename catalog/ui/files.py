@@ -14,12 +14,13 @@ import shim
 from catalog.ui.evolution import type_text
 from catalog.ui.misreads import FileColumn, Misread, misreads
 from catalog.views import View
-from shim import ColumnMapping, FileSchema, storage
+from shim import ColumnMapping, FileSchema
 from shim.errors import HudiShimError
 from shim.layout.slices import FileGroupFiles
 from shim.read import read_file_schema
 from shim.scan_options import ScanMode
 from shim.schema import META_FIELD_NAMES, arrow_field_id
+from shim.storage import join
 from shim.timeline.instant import instant_key
 
 
@@ -132,7 +133,7 @@ def files_page(table: shim.Table, view: View) -> FilesPage:
         if found is not None:
             return found
         try:  # no schema version (matched by name): the file's own columns
-            arrow = read_file_schema(storage.join(table.path, file_schema.path))
+            arrow = read_file_schema(table.storage, join(table.path, file_schema.path))
         except (HudiShimError, OSError):
             return None
         return [FileColumn(f.name, None, str(f.type)) for f in arrow if f.name not in META_FIELD_NAMES]

@@ -42,6 +42,7 @@ from shim.filters.partition import possible_truths
 from shim.layout.partitions import partition_values
 from shim.read import exact_from_path, files_with_any, parquet_footer, pinned_keys, typed_partition_values
 from shim.scan_options import ScanMode, ScanOptions
+from shim.storage import Storage
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +159,7 @@ def explain(table: shim.Table, mapped: Sequence[FileSchema] | None = None, *, mo
             else file_slice.base_file.name
         terms = conjuncts(bound) if bound is not None else []
         values = certain(file_slice.partition_path)
-        choice = _base_choice(file_slice.partition_path, file_slice.file_id, file_slice.base_file.name, path,
+        choice = _base_choice(table.storage, file_slice.partition_path, file_slice.file_id, file_slice.base_file.name, path,
                               bases.get(relative), [t for t in terms if not _holds_in(t, values)], keys, merged)
         held = tuple(f"{t}: true on every row of this partition (its path says so), not applied"
                      for t in terms if _holds_in(t, values))
@@ -195,16 +196,16 @@ def _holds_in(term: Expr, values: Mapping[str, object]) -> bool:
     return bool(values) and referenced_columns(term) <= set(values) and possible_truths(term, values) == {True}
 
 
-def _base_choice(partition: str, file_id: str, name: str, path: str, mapping: FileSchema | None,
+def _base_choice(storage: Storage, partition: str, file_id: str, name: str, path: str, mapping: FileSchema | None,
                  terms: list[Expr], keys: frozenset[str] | None, merged: tuple[MergedBlock, ...]) -> FileChoice:
     if not terms and keys is None:  # nothing to prune by: the footer is not needed
         return FileChoice(partition, file_id, name, "read", "", 0, (), (), merged)
     try:
-        footer = parquet_footer(path)
+        footer = parquet_footer(storage, path)
     except (HudiShimError, OSError) as exc:
         return FileChoice(partition, file_id, name, "read", f"its footer cannot be read: {exc}", 0, (), (), merged)
     groups = int(footer.num_row_groups)
-    if keys is not None and not files_with_any([path], keys):
+    if keys is not None and not files_with_any(storage, [path], keys):
         shown = ", ".join(sorted(keys)[:5]) + (", ..." if len(keys) > 5 else "")
         return FileChoice(partition, file_id, name, "skipped by bloom filter",
                           f"the bloom filter in its footer holds none of the keys {shown}"

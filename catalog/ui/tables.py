@@ -86,7 +86,7 @@ def estimate_rows(table: shim.Table, slices: list[shim.FileSlice]) -> int:
             rows = base_rows.get(base.name)
             if rows is None:  # written by an archived commit: its footer says
                 path = file_slice.base_path(table.path)
-                rows = int(parquet_footer(path).num_rows) if path is not None else 0
+                rows = int(parquet_footer(table.storage, path).num_rows) if path is not None else 0
             total += rows
         total += sum(log_changes.get(log.name, 0) for log in file_slice.log_files)
     return max(total, 0)

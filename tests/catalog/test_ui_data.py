@@ -13,6 +13,7 @@ from catalog.ui.misreads import FileColumn, misreads
 from catalog.ui.plan import explain
 from catalog.ui.timeline import table_timeline
 from shim import ColumnMapping
+from shim.storage import as_storage
 from tests.tablekit import EvolvingTable, TinyTable, add, drop, rename
 
 
@@ -131,7 +132,7 @@ def test_timeline_includes_the_archived_instants_with_what_they_wrote(tmp_path):
     table = TinyTable(tmp_path / "a", pa.schema([("id", pa.string()), ("ts", pa.int64())]), mor=False)
     for i in range(6):
         table.base([{"id": f"k{i}", "ts": 1}], file_id=f"fg{i}-0")
-    assert archive_timeline(str(tmp_path / "a"), table.config, ArchiveSettings(min_commits=2, max_commits=3))
+    assert archive_timeline(as_storage(str(tmp_path / "a")), table.config, ArchiveSettings(min_commits=2, max_commits=3))
     opened = shim.open_table(str(tmp_path / "a"))
     archived = {a.requested_time for a in opened.archived_timeline()}
     entries = table_timeline(opened)
