@@ -82,3 +82,15 @@ def test_what_delete_partition_cannot_do(tmp_path: Path) -> None:
     write(tmp_path / "flat", trips(1), **{"hoodie.datasource.write.partitionpath.field": ""})
     with pytest.raises(InvalidArgumentError, match="needs a partitioned table"):
         write(tmp_path / "flat", [], **DELETE, **{"hoodie.datasource.write.partitions.to.delete": "x"})
+
+
+def test_patterns_matching_no_partition_are_refused_naming_how_paths_are_spelled(tmp_path: Path) -> None:
+    plain = {"hoodie.datasource.write.partitionpath.field": "region"}  # not hive-style: paths are values
+    write(tmp_path, trips(1, ("eu-west", "eu-north", "us")), **plain)
+    before = shim.open_table(str(tmp_path)).timeline()
+    with pytest.raises(InvalidArgumentError, match=r"region=eu-\* matches none of the table's 3 partitions "
+                                                   r"\(eu-north, eu-west, us\).*not hive-style"):
+        write(tmp_path, [], **DELETE, **{"hoodie.datasource.write.partitions.to.delete": "region=eu-*"})
+    assert shim.open_table(str(tmp_path)).timeline() == before, "nothing committed, nothing left pending"
+    write(tmp_path, [], **DELETE, **{"hoodie.datasource.write.partitions.to.delete": "eu-*"})
+    assert {r["region"] for r in shim_rows(tmp_path)} == {"us"}
