@@ -224,16 +224,30 @@ def _sql(args: argparse.Namespace) -> int:
     from engines.duckdb import connect
 
     token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
-    con = connect(args.url or args.warehouse, token=token, as_of=args.as_of, compression=args.compression)
+    left_out: dict[str, str] = {}
+    con = connect(args.url or args.warehouse, token=token, as_of=args.as_of, compression=args.compression,
+                  left_out=left_out)
     try:
         result = con.execute(args.query).to_arrow_table()
     except Exception as exc:  # DuckDB's own errors (syntax, binder) share no base class with ours
         if isinstance(exc, HudiShimError):
             raise
+        missing = [name for name in left_out if _names_table(str(exc), name)]
+        if missing:  # DuckDB would only say the table does not exist
+            for name in missing:
+                when = f" as of {args.as_of}" if args.as_of else ""
+                print(f"hudi-shim: error: table {name} is not queryable{when}: {left_out[name]}", file=sys.stderr)
+            return 1
         print(f"hudi-shim: error: {exc}", file=sys.stderr)
         return 1
     _emit(result, args)
     return 0
+
+
+def _names_table(message: str, name: str) -> bool:
+    """Whether DuckDB's error says the table (or its `_ro` view) does not exist."""
+    return "does not exist" in message and any(f"name {view} " in message or f'"{view}"' in message
+                                                for view in (name, f"{name}_ro"))
 
 
 def _trino(args: argparse.Namespace) -> int:
