@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_engine_image
 import build_image
 
+from engines.tokens import TOKEN_VARIABLE, resolve_token
 from engines.trino.configuration import jvm_options, write_etc
 from engines.trino.distribution import PRESTO, TRINO, Distribution
 from engines.trino.local import describe, presto_catalogs, trino_catalogs
@@ -36,10 +37,12 @@ from engines.trino.server import EngineServer, wait_until_ready
 CATALOG_PORT, TRINO_PORT, PRESTO_PORT = 8080, 8081, 8082
 
 
-def _docker_run(name: str, arguments: list[str]) -> str:
+def _docker_run(name: str, arguments: list[str], environment: dict[str, str] | None = None) -> str:
+    """Start a container; `environment`: variables its `-e NAME` arguments take (never on the
+    command line, which `ps` shows)."""
     subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
     done = subprocess.run(["docker", "run", "-d", "--name", name, *arguments],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env={**os.environ, **(environment or {})})
     return done.stdout.strip()
 
 
@@ -47,8 +50,10 @@ def start_catalog(warehouse: Path, token: str | None) -> str:
     image = build_image.build()
     hadoop = warehouse / ".hudi-shim" / "hadoop"
     command = ["serve", "--warehouse", str(warehouse), "--host", "127.0.0.1", "--port", str(CATALOG_PORT),
-               "--hadoop-catalog-dir", str(hadoop)] + (["--token", token] if token else [])
-    _docker_run("hudi-shim-catalog", ["--network", "host", "-v", f"{warehouse}:{warehouse}", image, *command])
+               "--hadoop-catalog-dir", str(hadoop)]
+    secret = ["-e", TOKEN_VARIABLE] if token else []  # the container's serve reads it; ps never shows it
+    _docker_run("hudi-shim-catalog", ["--network", "host", "-v", f"{warehouse}:{warehouse}", *secret, image, *command],
+                {TOKEN_VARIABLE: token} if token else None)
     return f"http://127.0.0.1:{CATALOG_PORT}"
 
 
@@ -79,8 +84,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warehouse", required=True, help="folder of Hudi tables")
     parser.add_argument("--presto", action="store_true", help="also run Presto 0.287")
-    parser.add_argument("--token", help="bearer token of the catalog (Trino sends it as its OAuth2 token)")
+    parser.add_argument("--token", help="bearer token of the catalog (Trino sends it as its OAuth2 token; "
+                                        "default: HUDI_SHIM_TOKEN, or the file HUDI_SHIM_TOKEN_FILE names)")
     args = parser.parse_args()
+    args.token = resolve_token(args.token)
     warehouse = Path(args.warehouse).resolve()
     etc_root = Path(tempfile.mkdtemp(prefix="hudi-shim-up-"))
     started: list[EngineServer] = []

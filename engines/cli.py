@@ -10,6 +10,7 @@ import pyarrow as pa
 
 import shim
 from engines.output import FORMATS, write_result
+from engines.tokens import resolve_token
 from shim.errors import HudiShimError
 
 
@@ -72,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="bearer token required on every request. Other users of the machine see a "
                                        "--token in the process list (ps): set the environment variable "
                                        "HUDI_SHIM_TOKEN instead (its default)")
+    serve.add_argument("--token-file", help="a file holding the bearer token (default: the file the "
+                                          "environment variable HUDI_SHIM_TOKEN_FILE names)")
     serve.add_argument("--catalog-db", help="SQLite file of the table registry "
                                             "(default: <warehouse>/.hudi-shim/catalog.sqlite; ':memory:')")
     serve.add_argument("--iceberg-dir", help="folder for the Iceberg REST catalog's metadata and written-out "
@@ -111,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--url", help="a hudi-shim server, e.g. http://127.0.0.1:8080")
     sql.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
                                      "environment variable HUDI_SHIM_TOKEN, its default)")
+    sql.add_argument("--token-file", help="a file holding the bearer token (default: the file the "
+                                          "environment variable HUDI_SHIM_TOKEN_FILE names)")
     sql.add_argument("--compression", choices=["lz4", "zstd"],
                      help="scans from the server come compressed (for slow networks; --url only)")
     sql.add_argument("--as-of", help="query the tables as of this instant (time travel)")
@@ -123,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
     trino.add_argument("--catalog", default="http://127.0.0.1:8080", help="the hudi-shim server (default: %(default)s)")
     trino.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
                                      "environment variable HUDI_SHIM_TOKEN, its default)")
+    trino.add_argument("--token-file", help="a file holding the bearer token (default: the file the "
+                                          "environment variable HUDI_SHIM_TOKEN_FILE names)")
     trino.add_argument("--port", type=int, default=8081, help="Trino's port on 127.0.0.1 (default: %(default)s)")
     trino.add_argument("--dir", help="folder for Trino's configuration, data and log (default: a temporary one)")
     trino.set_defaults(run=_trino)
@@ -213,17 +220,16 @@ def _serve(args: argparse.Namespace) -> int:
         table_storage_options.setdefault(name, {})[key] = value
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         storage_options=storage_options, table_storage_options=table_storage_options,
-                        token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
+                        token=resolve_token(args.token, args.token_file),
                         catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)
     return run(settings)
 
 
 def _sql(args: argparse.Namespace) -> int:
-    import os
 
     from engines.duckdb import connect
 
-    token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
+    token = resolve_token(args.token, args.token_file)
     left_out: dict[str, str] = {}
     con = connect(args.url or args.warehouse, token=token, as_of=args.as_of, compression=args.compression,
                   left_out=left_out)
@@ -251,11 +257,10 @@ def _names_table(message: str, name: str) -> bool:
 
 
 def _trino(args: argparse.Namespace) -> int:
-    import os
 
     from engines.trino import local
 
-    token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
+    token = resolve_token(args.token, args.token_file)
     return local.run(local.TRINO, local.trino_catalogs(args.catalog, token), args.port, args.dir)
 
 
