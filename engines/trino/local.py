@@ -11,6 +11,8 @@ about 2 GB) into the Maven repository and unpacks the plugins it needs into the 
 
 from __future__ import annotations
 
+import shutil
+import signal
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -35,18 +37,31 @@ def presto_catalogs(hadoop_catalog_dir: str) -> dict[str, dict[str, str]]:
 
 def run(distribution: Distribution, catalogs: Mapping[str, Mapping[str, str]], port: int,
         folder: str | None = None) -> int:
-    """Start the server, say how to reach it, and keep it running until interrupted."""
+    """Start the server, say how to reach it, and keep it running until interrupted (Ctrl-C,
+    SIGINT or SIGTERM): then the server's JVM is stopped, and a temporary folder removed."""
+    temporary = folder is None
     base = Path(folder or tempfile.mkdtemp(prefix=f"hudi-shim-{distribution.flavor}-"))
-    print(f"starting {distribution.name} on 127.0.0.1:{port} (configuration and log in {base}) ...", flush=True)
-    server = start_process(distribution, catalogs, folder=base, port=port)
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    server: EngineServer | None = None
     try:
+        print(f"starting {distribution.name} on 127.0.0.1:{port} (configuration and log in {base}) ...", flush=True)
+        server = start_process(distribution, catalogs, folder=base, port=port)
         describe(server, catalogs)
         threading.Event().wait()
     except KeyboardInterrupt:
         pass
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
+        signal.signal(signal.SIGTERM, previous)
+        if temporary:
+            shutil.rmtree(base, ignore_errors=True)
     return 0
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C: the server is stopped on the way out."""
+    raise KeyboardInterrupt
 
 
 def describe(server: EngineServer, catalogs: Mapping[str, Mapping[str, str]]) -> None:
