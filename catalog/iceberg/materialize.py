@@ -12,6 +12,7 @@ their sizes), so a slice no later commit touched is written once and found again
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import shim
+from catalog.iceberg.metrics import NAN_COUNTS_KEY, nan_counts
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
 from shim import FileSlice, storage
 from shim.read import slice_merge_state
@@ -102,11 +104,16 @@ def _write(path: str, schema: pa.Schema, batches: Callable[[], Iterable[pa.Recor
     storage.make_dirs(os.path.dirname(path))
     tmp = storage.temporary_path(path)
     rows = 0
+    nans = {field.name: 0 for field in schema if pa.types.is_floating(field.type)}
     try:
         with storage.parquet_sink(tmp) as sink, pq.ParquetWriter(sink, schema, compression="zstd") as writer:
             for group in _row_groups(batches()):
                 writer.write_table(group, row_group_size=group.num_rows)
                 rows += group.num_rows
+                for name, count in nan_counts(group.to_batches(), schema).items():
+                    nans[name] += count
+            if nans:  # Parquet statistics leave NaNs out uncounted: manifests take the counts from here
+                writer.add_key_value_metadata({NAN_COUNTS_KEY: json.dumps(nans, sort_keys=True)})
         if rows == 0:
             storage.remove(tmp)
             return WrittenFile(None, 0, 0)
@@ -150,11 +157,14 @@ def _without_empty_dictionaries(path: str, schema: pa.Schema) -> None:
         return
     leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
     rewritten = f"{path}-rewrite.tmp"  # (.tmp: removed by retention if left behind)
+    recorded = (metadata.metadata or {}).get(NAN_COUNTS_KEY.encode())
     try:
         with storage.parquet_sink(rewritten) as sink, pq.ParquetWriter(
                 sink, schema, compression="zstd", use_dictionary=[leaf for leaf in leaves if leaf not in empty]) as writer:
             for group in range(metadata.num_row_groups):
                 writer.write_table(source.read_row_group(group), row_group_size=metadata.row_group(group).num_rows)
+            if recorded is not None:
+                writer.add_key_value_metadata({NAN_COUNTS_KEY: recorded.decode()})
         storage.replace(rewritten, path)
     finally:
         if storage.exists(rewritten):

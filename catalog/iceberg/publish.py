@@ -23,6 +23,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,16 +35,20 @@ from catalog.iceberg.history import DEFAULT_DEPTH, history_instants
 from catalog.iceberg.history import snapshot_id as history_snapshot_id
 from catalog.iceberg.layout import Layout, by_name_names, history_names, mapped_ids, name_mapping, plan_layout
 from catalog.iceberg.manifests import (
+    ADDED,
     DATA,
+    DELETED,
     DELETES,
+    EXISTING,
     POSITION_DELETES,
     DataFile,
     Manifest,
+    ManifestEntry,
     manifest_bytes,
     manifest_list_bytes,
 )
 from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
-from catalog.iceberg.metrics import file_metrics
+from catalog.iceberg.metrics import FooterStats, StatsSource, metrics_of
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
@@ -52,12 +57,12 @@ from catalog.views import touch_keys
 from shim import storage
 from shim.errors import HudiShimError
 from shim.filesystems import is_remote
-from shim.read import parquet_footer, read_file_schema
+from shim.read import parquet_footer
 from shim.timeline.instant import instant_key
 
 FORMAT_VERSION = 2
 #: Changes when what manifests say of the same files changes (a new version is published then).
-MANIFEST_VERSION = "metrics-2"
+MANIFEST_VERSION = "metrics-3"
 EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
@@ -118,8 +123,10 @@ class IcebergPublisher:
     """Publishes the catalog's views as Iceberg tables under `folder`."""
 
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
-                 history: int = DEFAULT_DEPTH) -> None:
+                 history: int = DEFAULT_DEPTH, stats_source: StatsSource | None = None) -> None:
         self.catalog = catalog
+        #: Where data files' column statistics come from (default: their Parquet footers).
+        self.stats_source: StatsSource = stats_source if stats_source is not None else FooterStats()
         self.folder = storage.resolve_table_path(folder)
         self.keep_seconds = keep_seconds
         self.history = history
@@ -184,7 +191,8 @@ class IcebergPublisher:
         snapshots = []
         for scan, layout in zip(scans, layouts, strict=True):
             files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
-            snapshots.append(SnapshotFiles(scan, layout, _with_metrics(files, scan.data_schema, mapping), written))
+            snapshots.append(SnapshotFiles(scan, layout, _with_metrics(files, scan.data_schema, mapping,
+                                                                       self.stats_source), written))
         latest = scans[-1]
         spec = partition_spec(table.config, latest.data_schema,
                               [f.partition_path for snapshot in snapshots for f in snapshot.files])
@@ -212,10 +220,13 @@ class IcebergPublisher:
             storage.touch(metadata_path)  # published again: a version in use is never expired
             return PublishedTable(file_uri(metadata_path), json.loads(storage.read_text(metadata_path)), latest.written)
         storage.make_dirs(folder)
+        ids = [_snapshot_id(snapshot, digest) for snapshot in versions.snapshots]
         entries: list[dict[str, Any]] = []
-        for number, (snapshot, schema_id) in enumerate(zip(versions.snapshots, schema_ids, strict=True), start=1):
-            entries.append(self._snapshot(folder, digest, snapshot, number, schemas[schema_id] | {"schema-id": schema_id},
-                                          versions.spec, entries[-1]["snapshot-id"] if entries else None))
+        for number, (snapshot, schema_id, manifest_entries) in enumerate(
+                zip(versions.snapshots, schema_ids, _manifest_entries(versions.snapshots, ids), strict=True), start=1):
+            entries.append(self._snapshot(folder, digest, snapshot, ids[number - 1], number, manifest_entries,
+                                          schemas[schema_id] | {"schema-id": schema_id}, versions.spec,
+                                          entries[-1]["snapshot-id"] if entries else None))
         current = entries[-1]
         properties = {
             "schema.name-mapping.default": json.dumps(versions.mapping),
@@ -253,38 +264,30 @@ class IcebergPublisher:
         return PublishedTable(file_uri(metadata_path), metadata, latest.written)
 
     @staticmethod
-    def _snapshot(folder: str, digest: str, snapshot: SnapshotFiles, sequence_number: int, schema: dict[str, Any],
-                  spec: PartitionSpec, parent: int | None) -> dict[str, Any]:
-        """Write one snapshot's manifests and manifest list; its entry in the metadata. Every file
-        of the commit is added in it (a complete view, not a change from its parent), so position
-        deletes apply to the data files beside them."""
-        instant = snapshot.scan.read_instant
-        snapshot_id = history_snapshot_id(instant) if instant is not None else int(digest[:15], 16)
+    def _snapshot(folder: str, digest: str, snapshot: SnapshotFiles, snapshot_id: int, sequence_number: int,
+                  manifest_entries: list[ManifestEntry], schema: dict[str, Any], spec: PartitionSpec,
+                  parent: int | None) -> dict[str, Any]:
+        """Write one snapshot's manifests and manifest list; its entry in the metadata. The
+        manifests hold every file of the commit (a complete view: files the parent had too are
+        existing entries), and those of the parent it no longer has as deleted entries."""
         manifests = []
         for kind in (DATA, DELETES):
-            held = tuple(f for f in snapshot.files if f.content == kind)
+            held = tuple(e for e in manifest_entries if e.file.content == kind)
             if held or kind == DATA:
                 manifest_path = os.path.join(folder, f"{digest}-{sequence_number}-m{kind}.avro")
-                manifest = manifest_bytes(held, snapshot_id, sequence_number, schema, spec, kind)
+                manifest = manifest_bytes(held, schema, spec, kind)
                 storage.write_atomically(manifest_path, manifest)
                 manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
         list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
         storage.write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
-        data = [f for f in snapshot.files if f.content == DATA]
-        deletes = [f for f in snapshot.files if f.content != DATA]
+        summary = snapshot_summary(manifest_entries, first=parent is None)
+        summary["hudi-shim.instant"] = snapshot.scan.read_instant or ""
         entry: dict[str, Any] = {
             "snapshot-id": snapshot_id,
             "sequence-number": sequence_number,
-            "timestamp-ms": _instant_ms(instant),
+            "timestamp-ms": _instant_ms(snapshot.scan.read_instant),
             "manifest-list": file_uri(list_path),
-            "summary": {"operation": "append" if parent is None else "overwrite",
-                        "added-data-files": str(len(data)),
-                        "added-records": str(sum(f.record_count for f in data)),
-                        "added-delete-files": str(len(deletes)),
-                        "added-position-deletes": str(sum(f.record_count for f in deletes)),
-                        "total-data-files": str(len(data)),
-                        "total-records": str(sum(f.record_count for f in data)),
-                        "hudi-shim.instant": instant or ""},
+            "summary": summary,
             "schema-id": schema["schema-id"],
         }
         if parent is not None:
@@ -305,19 +308,80 @@ class IcebergPublisher:
             log.info("removed %d published files of %s no kept version names", len(removed), name)
 
 
-def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]]) -> list[DataFile]:
-    """The data files with their column metrics, found by the name mapping readers apply."""
+def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]],
+                  source: StatsSource) -> list[DataFile]:
+    """The files with their column metrics, found by the name mapping readers apply (or, in files
+    written with field ids, by those)."""
     types = {iceberg_id(field, field.name): field.type for field in schema}
     columns = {name: (entry["field-id"], types[entry["field-id"]])
                for entry in name_mapping if entry["field-id"] in types for name in entry["names"]}
-    with_metrics = []
-    for data_file in files:
-        if data_file.content == DATA:
-            path = _path_of(data_file.path)
-            metrics = file_metrics(parquet_footer(path), read_file_schema(path), columns)
-            data_file = replace(data_file, metrics=metrics)
-        with_metrics.append(data_file)
-    return with_metrics
+    return [replace(data_file, metrics=metrics_of(source.file_stats(_path_of(data_file.path)), columns, name_mapping))
+            for data_file in files]
+
+
+def _snapshot_id(snapshot: SnapshotFiles, digest: str) -> int:
+    instant = snapshot.scan.read_instant
+    return history_snapshot_id(instant) if instant is not None else int(digest[:15], 16)
+
+
+def _manifest_entries(snapshots: Sequence[SnapshotFiles], ids: Sequence[int]) -> list[list[ManifestEntry]]:
+    """Each snapshot's manifest entries, as a native writer records them: a file its parent had
+    too is existing (keeping the snapshot and sequence number that added it), a new one added,
+    and a file of the parent's it no longer has deleted."""
+    found = []
+    previous: dict[str, ManifestEntry] = {}
+    for number, (snapshot, snapshot_id) in enumerate(zip(snapshots, ids, strict=True), start=1):
+        current: dict[str, ManifestEntry] = {}
+        for data_file in snapshot.files:
+            before = previous.get(data_file.path)
+            current[data_file.path] = ManifestEntry(EXISTING, before.snapshot_id, before.sequence_number, data_file) \
+                if before is not None else ManifestEntry(ADDED, snapshot_id, number, data_file)
+        gone = [ManifestEntry(DELETED, snapshot_id, e.sequence_number, e.file)
+                for path, e in previous.items() if path not in current]
+        found.append(list(current.values()) + gone)
+        previous = current
+    return found
+
+
+def snapshot_summary(entries: Sequence[ManifestEntry], *, first: bool) -> dict[str, str]:
+    """A snapshot's summary as Iceberg's Java writer fills it: the operation, what was added and
+    removed (only the counts that are not zero), and the totals of the files it holds."""
+    def of(status: tuple[int, ...], content: int) -> list[DataFile]:
+        return [e.file for e in entries if e.status in status and e.file.content == content]
+
+    added, removed = of((ADDED,), DATA), of((DELETED,), DATA)
+    added_deletes, removed_deletes = of((ADDED,), POSITION_DELETES), of((DELETED,), POSITION_DELETES)
+    live, live_deletes = of((ADDED, EXISTING), DATA), of((ADDED, EXISTING), POSITION_DELETES)
+    if first or (not removed and not added_deletes and not removed_deletes):
+        operation = "append"
+    elif not added and not added_deletes:
+        operation = "delete"
+    else:
+        operation = "overwrite"
+    summary = {"operation": operation}
+    changed = {f.partition_path for f in added + removed + added_deletes + removed_deletes}
+    for key, value in (
+        ("added-data-files", len(added)), ("deleted-data-files", len(removed)),
+        ("added-delete-files", len(added_deletes)), ("removed-delete-files", len(removed_deletes)),
+        ("added-position-delete-files", len(added_deletes)), ("removed-position-delete-files", len(removed_deletes)),
+        ("added-records", sum(f.record_count for f in added)), ("deleted-records", sum(f.record_count for f in removed)),
+        ("added-files-size", sum(f.size for f in added + added_deletes)),
+        ("removed-files-size", sum(f.size for f in removed + removed_deletes)),
+        ("added-position-deletes", sum(f.record_count for f in added_deletes)),
+        ("removed-position-deletes", sum(f.record_count for f in removed_deletes)),
+    ):
+        if value:
+            summary[key] = str(value)
+    summary.update({
+        "changed-partition-count": str(len(changed)),
+        "total-records": str(sum(f.record_count for f in live)),
+        "total-files-size": str(sum(f.size for f in live + live_deletes)),
+        "total-data-files": str(len(live)),
+        "total-delete-files": str(len(live_deletes)),
+        "total-position-deletes": str(sum(f.record_count for f in live_deletes)),
+        "total-equality-deletes": "0",
+    })
+    return summary
 
 
 class PublishFolderError(HudiShimError):

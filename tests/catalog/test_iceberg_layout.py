@@ -83,7 +83,7 @@ def mapping_names(published: PublishedTable) -> dict[str, list[str]]:
 
 def manifest_files(published: PublishedTable, content: int = 0) -> list[str]:
     """Paths of the current snapshot's data files (content 0) or position delete files (1), read
-    from its manifest list and manifests."""
+    from its manifest list and manifests (deleted entries, status 2, name files it no longer has)."""
     [snapshot] = [s for s in published.metadata["snapshots"]
                   if s["snapshot-id"] == published.metadata["current-snapshot-id"]]
     paths = []
@@ -92,7 +92,7 @@ def manifest_files(published: PublishedTable, content: int = 0) -> list[str]:
     for manifest in manifests:
         with open(manifest["manifest_path"].removeprefix("file://"), "rb") as handle:
             paths.extend(entry["data_file"]["file_path"] for entry in fastavro.reader(handle)
-                         if entry["data_file"]["content"] == content)
+                         if entry["data_file"]["content"] == content and entry["status"] != 2)
     return sorted(paths)
 
 
