@@ -47,10 +47,12 @@ from catalog.iceberg.manifests import (
     manifest_bytes,
     manifest_list_bytes,
 )
-from catalog.iceberg.materialize import WrittenFile, write_log_side, write_slice
+from catalog.iceberg.materialize import WrittenFile, slice_digest, write_log_side, write_slice
 from catalog.iceberg.metrics import FooterStats, StatsSource, metrics_of
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
+from catalog.iceberg.statistics import SliceSketch, sketched_columns, slice_sketch, statistics_file, union
+from catalog.iceberg.statistics import available as statistics_available
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
 from catalog.views import touch_keys
@@ -63,6 +65,8 @@ from shim.timeline.instant import instant_key
 FORMAT_VERSION = 2
 #: Changes when what manifests say of the same files changes (a new version is published then).
 MANIFEST_VERSION = "metrics-3"
+#: Tables with more top-level columns than this get no distinct-value statistics by default.
+DEFAULT_STATISTICS_MAX_COLUMNS = 200
 EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
@@ -111,6 +115,9 @@ class Versions:
     snapshots: tuple[SnapshotFiles, ...]
     mapping: list[dict[str, Any]]
     spec: PartitionSpec
+    #: The latest commit's slices' sketches (None: no statistics), and the field ids they count.
+    sketches: tuple[SliceSketch, ...] | None = None
+    sketched: tuple[int, ...] = ()
 
 
 def file_uri(path: str) -> str:
@@ -123,8 +130,12 @@ class IcebergPublisher:
     """Publishes the catalog's views as Iceberg tables under `folder`."""
 
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
-                 history: int = DEFAULT_DEPTH, stats_source: StatsSource | None = None) -> None:
+                 history: int = DEFAULT_DEPTH, stats_source: StatsSource | None = None,
+                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS) -> None:
         self.catalog = catalog
+        #: Distinct-value statistics (Puffin) for tables of at most this many top-level columns
+        #: (0: none): each new slice is read once to sketch its columns.
+        self.statistics_max_columns = statistics_max_columns
         #: Where data files' column statistics come from (default: their Parquet footers).
         self.stats_source: StatsSource = stats_source if stats_source is not None else FooterStats()
         self.folder = storage.resolve_table_path(folder)
@@ -189,14 +200,25 @@ class IcebergPublisher:
                                [name for layout in layouts for name in layout.unmapped])
         data_folder = os.path.join(self.folder, handle.name, "data")
         snapshots = []
+        touches: dict[tuple[str, str] | None, bytes] = {}
         for scan, layout in zip(scans, layouts, strict=True):
-            files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder)
+            touches = touch_keys(handle, table, scan.read_instant)
+            files, written = _data_files(scan, layout, touches, data_folder)
             snapshots.append(SnapshotFiles(scan, layout, _with_metrics(files, scan.data_schema, mapping,
                                                                        self.stats_source), written))
         latest = scans[-1]
         spec = partition_spec(table.config, latest.data_schema,
                               [f.partition_path for snapshot in snapshots for f in snapshot.files])
-        return Versions(tuple(snapshots), mapping, spec)
+        columns = sketched_columns(latest.data_schema)
+        if not columns or len(latest.data_schema) > self.statistics_max_columns or not self._can_sketch():
+            return Versions(tuple(snapshots), mapping, spec)
+        sketches = []
+        for placement in layouts[-1].placements:
+            file_slice = placement.file_slice
+            touched = touches.get((file_slice.partition_path, file_slice.file_id), touches[None])
+            sketches.append(slice_sketch(latest, file_slice, slice_digest(latest, file_slice, touched), data_folder,
+                                         columns))
+        return Versions(tuple(snapshots), mapping, spec, tuple(sketches), tuple(sorted(columns.values())))
 
     def _write_metadata(self, name: str, view: str, readers: Readers, table_path: str,
                         versions: Versions) -> PublishedTable:
@@ -212,7 +234,9 @@ class IcebergPublisher:
         content = json.dumps([MANIFEST_VERSION, schemas, versions.mapping, versions.spec.to_json(),
                               [[(f.path, f.size, f.content, f.partition_path) for f in snapshot.files]
                                for snapshot in versions.snapshots],
-                              [snapshot.scan.read_instant for snapshot in versions.snapshots]], sort_keys=True)
+                              [snapshot.scan.read_instant for snapshot in versions.snapshots],
+                              None if versions.sketches is None else sorted(s.path for s in versions.sketches)],
+                             sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
         metadata_path = os.path.join(folder, f"{digest}.metadata.json")
@@ -228,6 +252,13 @@ class IcebergPublisher:
                                           schemas[schema_id] | {"schema-id": schema_id}, versions.spec,
                                           entries[-1]["snapshot-id"] if entries else None))
         current = entries[-1]
+        statistics = []
+        if versions.sketches is not None:
+            stats_path = os.path.join(folder, f"{digest}.stats.puffin")
+            statistics.append(statistics_file(stats_path, file_uri(stats_path), union(versions.sketches,
+                                                                                      versions.sketched),
+                                              current["snapshot-id"], current["sequence-number"],
+                                              [file_uri(s.path) for s in versions.sketches]))
         properties = {
             "schema.name-mapping.default": json.dumps(versions.mapping),
             "hudi-shim.table": name,
@@ -258,6 +289,7 @@ class IcebergPublisher:
             "snapshots": entries,
             "snapshot-log": [{"timestamp-ms": e["timestamp-ms"], "snapshot-id": e["snapshot-id"]} for e in entries],
             "metadata-log": [],
+            "statistics": statistics,
         }
         storage.write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
         self._expire(name)
@@ -293,6 +325,15 @@ class IcebergPublisher:
         if parent is not None:
             entry["parent-snapshot-id"] = parent
         return entry
+
+    def _can_sketch(self) -> bool:
+        if not statistics_available():
+            if self.statistics_max_columns:
+                log.warning("publishing without distinct-value statistics: the datasketches package is missing "
+                            "(pip install 'hudi-shim[statistics]')")
+                self.statistics_max_columns = 0
+            return False
+        return True
 
     def _expire(self, name: str) -> None:
         """Remove the table's replaced versions, at most once per `EXPIRE_EVERY_SECONDS` (each pass

@@ -19,7 +19,9 @@ from collections.abc import Iterator
 
 import fastavro
 
+from catalog.iceberg.statistics import files_named_by
 from shim import storage
+from shim.errors import HudiShimError
 from shim.filesystems import is_remote
 
 log = logging.getLogger(__name__)
@@ -27,7 +29,7 @@ log = logging.getLogger(__name__)
 METADATA_SUFFIX = ".metadata.json"
 #: The views' metadata folders: for readers of the name mapping, and for readers by name.
 VIEWS = ("snapshot", "read_optimized", "snapshot-by-name", "read_optimized-by-name")
-_WRITTEN_SUFFIXES = (".parquet", ".avro", METADATA_SUFFIX, ".tmp")
+_WRITTEN_SUFFIXES = (".parquet", ".avro", METADATA_SUFFIX, ".puffin", ".tmp")
 
 
 def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> list[str]:
@@ -49,7 +51,7 @@ def expire(table_folder: str, keep_seconds: float, now: float | None = None) -> 
         try:
             kept.add(metadata)
             kept.update(_named_by(metadata))
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, HudiShimError) as exc:
             # A version that cannot be read whole keeps everything: better too many files than
             # a reader missing one.
             log.warning("not expiring published files of %s: cannot read %s: %s", table_folder, metadata, exc)
@@ -90,9 +92,14 @@ def _kept_metadata(table_folder: str, horizon: float) -> Iterator[str]:
 
 
 def _named_by(metadata_path: str) -> set[str]:
-    """The manifest lists, manifests and data files a metadata file names (local paths)."""
+    """The manifest lists, manifests, data files and statistics files (with the slice sketches
+    they were made of) a metadata file names (local paths)."""
     metadata = json.loads(storage.read_text(metadata_path))
     named: set[str] = set()
+    for statistics in metadata.get("statistics", []):
+        path = _local(statistics["statistics-path"])
+        named.add(path)
+        named.update(_local(uri) for uri in files_named_by(path))
     for snapshot in metadata.get("snapshots", []):
         manifest_list = _local(snapshot["manifest-list"])
         named.add(manifest_list)
