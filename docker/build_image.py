@@ -28,7 +28,7 @@ from typing import IO
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("shim", "catalog", "engines")
-ROOT_DISTRIBUTIONS = ("pyarrow", "fastavro", "numpy", "fastapi", "uvicorn", "httptools", "uvloop")
+ROOT_DISTRIBUTIONS = ("pyarrow", "fastavro", "numpy", "fastapi", "uvicorn", "httptools", "uvloop", "datasketches")
 APP = "/opt/hudi-shim/app"
 SITE = "/opt/hudi-shim/site-packages"
 PORT = 8080
