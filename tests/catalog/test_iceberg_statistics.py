@@ -102,3 +102,19 @@ def test_puffin_blobs_round_trip_compressed_or_not():
     assert [blob_bytes(read, b, "f") for b in read.blobs] == [b"x" * 1000, b"raw"]
     assert read.properties == {"created-by": "test"} and read.footer_size == puffin.footer_size
     assert read.blobs[0]["length"] < 100 and "compression-codec" not in read.blobs[1]
+
+
+def test_retention_keeps_the_statistics_and_sketches_kept_versions_name_and_removes_the_rest(table, tmp_path):
+    from catalog.iceberg.retention import expire
+
+    _, publisher = _publish(tmp_path)
+    data = tmp_path / "ice" / "t" / "data"
+    first = {p.name for p in data.glob("*" + SKETCH_SUFFIX)}
+    table.log([r | {"n": 500} for r in _rows(range(3), "ny", ts=3)], file_id="fg2-0", base_instant=None)
+    loaded = StaticTable.from_metadata(publisher.publish("t", "snapshot").metadata_location)
+    [statistics] = loaded.metadata.statistics
+    removed = {Path(p).name for p in expire(str(tmp_path / "ice" / "t"), keep_seconds=0, now=float("inf"))}
+    kept = {p.name for p in data.glob("*" + SKETCH_SUFFIX)}
+    assert len(kept) == 2 and len(first - kept) == 1 and first - kept <= removed  # ny's old sketch goes
+    assert Path(statistics.statistics_path.removeprefix("file://")).exists()
+    assert any(name.endswith(".stats.puffin") for name in removed)  # the first version's statistics
