@@ -9,7 +9,9 @@ partitioned by identity on Hudi's partition columns where the partition paths sp
 (`catalog.iceberg.partitioning`). Metadata, manifests and written slices go to the publisher's
 folder, named after their content, so publishing a view again after no commit writes nothing;
 after a new version, the files no version published in the last `keep_seconds` names are
-removed (`catalog.iceberg.retention`).
+removed (`catalog.iceberg.retention`). Manifests carry each file's metrics from a `StatsSource`
+(`catalog.iceberg.metrics`), snapshots list files as a native writer does (existing, added,
+deleted), and the current snapshot gets distinct-value statistics (`catalog.iceberg.statistics`).
 """
 
 from __future__ import annotations
