@@ -68,7 +68,8 @@ def create_app(settings: Settings) -> FastAPI:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
             catalog.private_folders.append((folder, ICEBERG_DIR))
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
-                                             history=settings.iceberg_history)
+                                             history=settings.iceberg_history,
+                                             statistics_max_columns=settings.iceberg_statistics_max_columns)
         hadoop_folder = settings.hadoop_catalog_location()
         app.state.hadoop = None if hadoop_folder is None else HadoopCatalogFolder(app.state.iceberg, hadoop_folder)
         stop = threading.Event()

@@ -29,7 +29,7 @@ from typing import IO
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("shim", "catalog", "engines")
 ROOT_DISTRIBUTIONS = ("pyarrow", "fastavro", "numpy", "fastapi", "uvicorn", "httptools", "uvloop",
-                      "pylance")  # Lance base files (Hudi 1.2), when installed
+                      "pylance", "datasketches")  # Lance base files, statistics sketches: when installed
 APP = "/opt/hudi-shim/app"
 SITE = "/opt/hudi-shim/site-packages"
 PORT = 8080

@@ -85,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--iceberg-history", type=int,
                        help="commits before the latest kept as snapshots of each Iceberg table, for time travel "
                             "(default: 10)")
+    serve.add_argument("--iceberg-statistics-max-columns", type=int,
+                       help="publish distinct-value statistics (Puffin theta sketches, for Trino's optimizer) for "
+                            "tables of at most this many columns; each new file slice is read once to compute "
+                            "them (default: 200; 0: never)")
     serve.add_argument("--discovery-seconds", type=float,
                        help="tables added under the warehouse are listed within this many seconds (default: 10; "
                             "one asked for by name is found at once)")
@@ -192,7 +196,8 @@ def _serve(args: argparse.Namespace) -> int:
     limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "max_scans",
                                      "max_waiting_scans", "scan_wait_seconds", "write_timeout_seconds",
                                      "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
-                                     "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds")
+                                     "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
+                                     "iceberg_statistics_max_columns")
               if (value := getattr(args, key)) is not None}
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",

@@ -107,3 +107,30 @@ def answers(url: str) -> bool:
         return httpx.get(url, timeout=1).status_code == 200
     except httpx.TransportError:
         return False
+
+
+@pytest.mark.parametrize(("limit", "statistics"), [("0", 0), ("5", 0), ("6", 1)])  # trips: 6 columns
+def test_serve_publishes_statistics_only_for_tables_within_the_column_limit(tmp_path, limit, statistics):
+    build_warehouse(tmp_path / "wh")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engines.cli", "serve", "--warehouse", str(tmp_path / "wh"), "--port", str(port),
+         "--catalog-db", ":memory:", "--iceberg-statistics-max-columns", limit],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/iceberg/v1/namespaces/default/tables/trips"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                loaded = httpx.get(url, timeout=30)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        assert loaded.status_code == 200
+        assert len(loaded.json()["metadata"]["statistics"]) == statistics
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
