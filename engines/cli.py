@@ -145,6 +145,16 @@ def _parser() -> argparse.ArgumentParser:
     presto.add_argument("--dir", help="folder for Presto's configuration, data and log (default: a temporary one)")
     presto.set_defaults(run=_presto)
 
+    s3proxy = commands.add_parser("s3proxy", help="run a local S3-compatible server (s3proxy) and print the exports "
+                                                  "that reach it")
+    s3proxy.add_argument("--bucket", action="append", default=[], help="a bucket to make (repeatable; default: lake)")
+    s3proxy.add_argument("--port", type=int, help="port on 127.0.0.1 (default: a free one)")
+    s3proxy.add_argument("--dir", help="folder for its configuration, log and (--on-disk) objects "
+                                       "(default: a temporary one, removed when it stops)")
+    s3proxy.add_argument("--on-disk", action="store_true", help="keep the objects as files under --dir/data "
+                                                                "(default: in memory)")
+    s3proxy.set_defaults(run=_s3proxy)
+
     demo = commands.add_parser("demo", help="build a demo table and read it (the quick-start job)")
     demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table")
     demo.add_argument("--trino", action="store_true",
@@ -273,6 +283,15 @@ def _presto(args: argparse.Namespace) -> int:
     from engines.trino import local
 
     return local.run(local.PRESTO, local.presto_catalogs(args.hadoop_catalog_dir), args.port, args.dir)
+
+
+def _s3proxy(args: argparse.Namespace) -> int:
+    from engines.s3proxy_command import run
+
+    if args.on_disk and not args.dir:
+        print("hudi-shim: error: --on-disk needs --dir (where the objects are kept)", file=sys.stderr)
+        return 2
+    return run(args.bucket or ["lake"], args.port, args.dir, args.on_disk)
 
 
 def _demo(args: argparse.Namespace) -> int:
