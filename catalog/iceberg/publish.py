@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import errno
 import hashlib
 import json
 import logging
@@ -191,8 +192,16 @@ class IcebergPublisher:
         if last is not None and last[1] == key and self.storage.exists(_path_of(last[2].metadata_location)):
             result = last[2]
         else:
-            versions = self._versions(handle, table, view, scans, readers)
-            result = self._write_metadata(name, view, readers, table.path, versions)
+            try:
+                versions = self._versions(handle, table, view, scans, readers)
+                result = self._write_metadata(name, view, readers, table.path, versions)
+            except OSError as exc:
+                if exc.errno not in _UNWRITABLE:
+                    raise
+                raise PublishFolderError(
+                    f"cannot write the Iceberg folder {self.folder} ({exc.strerror}): Iceberg readers need a "
+                    "writable --iceberg-dir, at a path they see too (a warehouse mounted read-only needs one "
+                    "elsewhere)") from None
         self._last[(name, view, readers)] = (table, key, result)
         return result
 
@@ -447,7 +456,12 @@ def snapshot_summary(entries: Sequence[ManifestEntry], *, first: bool) -> dict[s
 
 
 class PublishFolderError(HudiShimError):
-    """The Iceberg folder would put published files inside a table's own folder."""
+    """The Iceberg folder cannot take the published files: it lies inside a table's own folder,
+    or cannot be written (read-only, no permission, full)."""
+
+
+#: What a folder that cannot be written answers.
+_UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC)
 
 
 def _check_outside(folder: str, table_path: str, name: str) -> None:

@@ -125,3 +125,14 @@ def test_container_serves_the_web_ui_with_its_static_files(server):
     assert page.status_code == 200 and 'data-table="trips"' in page.text
     script = httpx.get(f"{server}/ui/static/app.js", timeout=10)
     assert script.status_code == 200 and "hudi-shim UI" in script.text
+
+
+def test_iceberg_loads_from_a_read_only_warehouse_are_json_naming_the_folder(server):
+    import httpx
+
+    answer = httpx.get(f"{server}/iceberg/v1/namespaces/default/tables/trips", timeout=60)
+    assert answer.headers["content-type"].startswith("application/json"), answer.text[:300]
+    error = answer.json()["error"]
+    assert answer.status_code == 500 and error["type"] == "PublishFolderError"
+    assert "cannot write the Iceberg folder" in error["message"] and "Read-only file system" in error["message"]
+    assert "--iceberg-dir" in error["message"]
