@@ -1,6 +1,7 @@
 """Bring up the catalog, Trino and (with --presto) Presto in containers over a warehouse folder.
 
-    python docker/up.py --warehouse /data/warehouse [--presto] [--token T]
+    python docker/up.py --warehouse /data/warehouse [--presto] [--catalog-port 8080] [--trino-port 8081]
+                        [--presto-port 8082]     # the token: HUDI_SHIM_TOKEN or HUDI_SHIM_TOKEN_FILE
 
 Builds the images without a registry (`build_image.py`, `build_engine_image.py`; the first run
 fetches Trino 476 and Presto 0.287 from Maven Central), then runs them, every server on
@@ -46,15 +47,15 @@ def _docker_run(name: str, arguments: list[str], environment: dict[str, str] | N
     return done.stdout.strip()
 
 
-def start_catalog(warehouse: Path, token: str | None) -> str:
+def start_catalog(warehouse: Path, token: str | None, port: int = CATALOG_PORT) -> str:
     image = build_image.build()
     hadoop = warehouse / ".hudi-shim" / "hadoop"
-    command = ["serve", "--warehouse", str(warehouse), "--host", "127.0.0.1", "--port", str(CATALOG_PORT),
+    command = ["serve", "--warehouse", str(warehouse), "--host", "127.0.0.1", "--port", str(port),
                "--hadoop-catalog-dir", str(hadoop)]
     secret = ["-e", TOKEN_VARIABLE] if token else []  # the container's serve reads it; ps never shows it
     _docker_run("hudi-shim-catalog", ["--network", "host", "-v", f"{warehouse}:{warehouse}", *secret, image, *command],
                 {TOKEN_VARIABLE: token} if token else None)
-    return f"http://127.0.0.1:{CATALOG_PORT}"
+    return f"http://127.0.0.1:{port}"
 
 
 def start_engine(distribution: Distribution, catalogs: dict[str, dict[str, str]], port: int,
@@ -86,19 +87,22 @@ def main() -> int:
     parser.add_argument("--presto", action="store_true", help="also run Presto 0.287")
     parser.add_argument("--token", help="bearer token of the catalog (Trino sends it as its OAuth2 token; "
                                         "default: HUDI_SHIM_TOKEN, or the file HUDI_SHIM_TOKEN_FILE names)")
+    parser.add_argument("--catalog-port", type=int, default=CATALOG_PORT, help="default: %(default)s")
+    parser.add_argument("--trino-port", type=int, default=TRINO_PORT, help="default: %(default)s")
+    parser.add_argument("--presto-port", type=int, default=PRESTO_PORT, help="default: %(default)s")
     args = parser.parse_args()
     args.token = resolve_token(args.token)
     warehouse = Path(args.warehouse).resolve()
     etc_root = Path(tempfile.mkdtemp(prefix="hudi-shim-up-"))
     started: list[EngineServer] = []
     try:
-        url = start_catalog(warehouse, args.token)
+        url = start_catalog(warehouse, args.token, args.catalog_port)
         print(f"catalog: {url} (Iceberg REST at {url}/iceberg)", flush=True)
-        started.append(start_engine(TRINO, trino_catalogs(url, args.token), TRINO_PORT, warehouse, etc_root))
+        started.append(start_engine(TRINO, trino_catalogs(url, args.token), args.trino_port, warehouse, etc_root))
         describe(started[-1], trino_catalogs(url, args.token))
         if args.presto:
             hadoop = warehouse / ".hudi-shim" / "hadoop"
-            started.append(start_engine(PRESTO, presto_catalogs(str(hadoop)), PRESTO_PORT, warehouse, etc_root))
+            started.append(start_engine(PRESTO, presto_catalogs(str(hadoop)), args.presto_port, warehouse, etc_root))
             describe(started[-1], presto_catalogs(str(hadoop)))
         print("Ctrl-C stops the containers", flush=True)
         threading.Event().wait()
