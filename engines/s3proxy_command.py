@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
-import signal
-import tempfile
-import threading
 from pathlib import Path
 
+from engines.foreground import run_until_interrupted
 from engines.s3server import S3Server, start_s3proxy
 
 
@@ -29,14 +26,18 @@ def exports(server: S3Server) -> list[str]:
 
 def run(buckets: list[str], port: int | None, folder: str | None, on_disk: bool) -> int:
     """Start s3proxy, make the buckets, print how to reach it, wait until interrupted."""
-    temporary = folder is None
-    base = Path(folder or tempfile.mkdtemp(prefix="hudi-shim-s3proxy-"))
-    previous = signal.signal(signal.SIGTERM, _interrupted)
-    server: S3Server | None = None
-    try:
+
+    def start(base: Path) -> S3Server:
         server = start_s3proxy(base, port=port, on_disk=on_disk)
-        for bucket in buckets:
-            server.create_bucket(bucket)
+        try:
+            for bucket in buckets:
+                server.create_bucket(bucket)
+        except BaseException:
+            server.stop()
+            raise
+        return server
+
+    def announce(server: S3Server) -> None:
         print(f"s3proxy is up at {server.endpoint} with the bucket(s) {', '.join(buckets)}; in another shell:")
         for line in exports(server):
             print(line)
@@ -44,17 +45,5 @@ def run(buckets: list[str], port: int | None, folder: str | None, on_disk: bool)
                    "aws_access_key_id": server.access_key, "aws_secret_access_key": server.secret_key}
         print(f"# or, in Python: storage_options = {json.dumps(options)}")
         print(f"# e.g.: hudi-shim serve --warehouse s3://{buckets[0]}/warehouse    (Ctrl-C stops s3proxy)", flush=True)
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if server is not None:
-            server.stop()
-        signal.signal(signal.SIGTERM, previous)
-        if temporary:
-            shutil.rmtree(base, ignore_errors=True)
-    return 0
 
-
-def _interrupted(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    return run_until_interrupted(start, S3Server.stop, announce, folder, "hudi-shim-s3proxy-")

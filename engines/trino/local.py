@@ -11,13 +11,10 @@ about 2 GB) into the Maven repository and unpacks the plugins it needs into the 
 
 from __future__ import annotations
 
-import shutil
-import signal
-import tempfile
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from engines.foreground import run_until_interrupted
 from engines.trino.catalogs import iceberg_hadoop, iceberg_rest
 from engines.trino.distribution import PRESTO, TRINO, Distribution
 from engines.trino.server import EngineServer, start_process
@@ -39,29 +36,13 @@ def run(distribution: Distribution, catalogs: Mapping[str, Mapping[str, str]], p
         folder: str | None = None) -> int:
     """Start the server, say how to reach it, and keep it running until interrupted (Ctrl-C,
     SIGINT or SIGTERM): then the server's JVM is stopped, and a temporary folder removed."""
-    temporary = folder is None
-    base = Path(folder or tempfile.mkdtemp(prefix=f"hudi-shim-{distribution.flavor}-"))
-    previous = signal.signal(signal.SIGTERM, _interrupted)
-    server: EngineServer | None = None
-    try:
+
+    def start(base: Path) -> EngineServer:
         print(f"starting {distribution.name} on 127.0.0.1:{port} (configuration and log in {base}) ...", flush=True)
-        server = start_process(distribution, catalogs, folder=base, port=port)
-        describe(server, catalogs)
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if server is not None:
-            server.stop()
-        signal.signal(signal.SIGTERM, previous)
-        if temporary:
-            shutil.rmtree(base, ignore_errors=True)
-    return 0
+        return start_process(distribution, catalogs, folder=base, port=port)
 
-
-def _interrupted(signum: int, frame: object) -> None:
-    """SIGTERM as Ctrl-C: the server is stopped on the way out."""
-    raise KeyboardInterrupt
+    return run_until_interrupted(start, lambda server: server.stop(), lambda server: describe(server, catalogs),
+                                 folder, f"hudi-shim-{distribution.flavor}-")
 
 
 def describe(server: EngineServer, catalogs: Mapping[str, Mapping[str, str]]) -> None:
