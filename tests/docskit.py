@@ -21,12 +21,13 @@ is a folder of the test's, 127.0.0.1:8080, :8081, :8082 and :9000 (and `port=808
 bucket, `<the server's token>`, `<access key>` and `<secret key>` the fixtures' secrets.
 
 Python blocks run in the test's process, each in a namespace of its own, compiled so that a
-traceback names the document and its line. An `sh` block runs in bash (`set -euo pipefail`), its
-lines in order; a line starting a server (`hudi-shim serve`, `trino`, `presto`, `s3proxy`) runs
+traceback names the document and its line. An `sh` block runs in bash (`set -euo pipefail`) in
+the clone's root folder, as a reader types the README's commands there, its lines in order; a line starting a server (`hudi-shim serve`, `trino`, `presto`, `s3proxy`) runs
 in the background on a free port (`--port` added where the line leaves it to the default), the
-block goes on once it is up, and at the block's end it is stopped with SIGTERM and must exit 0.
+block goes on once it is up, and at the block's end it is stopped with SIGTERM and must exit 0 (or
+by that signal, which uvicorn raises again after shutting down cleanly).
 A `properties` block is an engine's catalog file: it must be the one the suite's engines read
-(`engines.trino.catalogs`). A `sql` block runs in the engine its kind names.
+(`engines.trino.catalogs`; tests/test_docs.py). A `sql` block runs in the engine its kind names.
 """
 
 from __future__ import annotations
@@ -60,8 +61,15 @@ _UP = {"trino": "is up at", "presto": "is up at", "s3proxy": "s3proxy is up at"}
 
 
 def documents() -> list[Path]:
-    """README.md and every page of the docs site."""
-    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    """README.md and every page of the docs site, in the site's order (mkdocs.yml's nav), so a
+    page's blocks may use what an earlier page's wrote; pages outside the nav last."""
+    site = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = re.findall(r"^\s*-\s*[^:\n]+:\s*(\S+\.md)\s*$", site, re.MULTILINE)
+    pages = sorted((REPO / "docs").rglob("*.md"))
+    place = {page: nav.index(str(page.relative_to(REPO / "docs"))) for page in pages
+             if str(page.relative_to(REPO / "docs")) in nav}
+    pages.sort(key=lambda page: place.get(page, len(nav)))
+    return [REPO / "README.md", *pages]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +113,7 @@ def blocks(path: Path) -> list[Block]:
         end = index + 1
         while end < len(lines) and lines[end].strip() != fence:
             end += 1
-        code = "\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines[index + 1:end])
+        code = "\n".join(line.removeprefix(indent) for line in lines[index + 1:end])
         previous = next((lines[i].strip() for i in range(index - 1, -1, -1) if lines[i].strip()), "")
         found.append(Block(relative, index + 1, language, code + "\n",
                            previous if previous.startswith("<!-- snippet") else None))
@@ -276,7 +284,7 @@ def _run_script(snippet: Snippet, lines: list[str], environment: dict[str, str],
         left = Path(handle.name)
     script = "set -euo pipefail\n" + "\n".join(lines) + f"\nenv -0 > {shlex.quote(str(left))}\n"
     try:
-        done = subprocess.run(["bash", "-c", script], env=environment, cwd=workdir, capture_output=True,
+        done = subprocess.run(["bash", "-c", script], env=environment, cwd=REPO, capture_output=True,
                               text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:
         raise SnippetFailed(f"{snippet.where()}: took over {timeout:.0f} s:\n{script}") from exc
@@ -298,7 +306,7 @@ def _servers(snippet: Snippet, printed: list[str], environment: dict[str, str],
     def start(server: str, line: str, env: Mapping[str, str]) -> None:
         log = workdir / f"{server}-{len(started)}.log"
         with open(log, "wb") as output:
-            process = subprocess.Popen(["bash", "-c", f"exec {line}"], env=dict(env), cwd=workdir, stdout=output,
+            process = subprocess.Popen(["bash", "-c", f"exec {line}"], env=dict(env), cwd=REPO, stdout=output,
                                        stderr=subprocess.STDOUT, start_new_session=True)
         started.append((line, process, log))
         port = int(shlex.split(line)[shlex.split(line).index("--port") + 1])
@@ -329,7 +337,7 @@ def _servers(snippet: Snippet, printed: list[str], environment: dict[str, str],
                 code = process.wait()
             output = log.read_text(errors="replace")
             printed.append(output)
-            if code != 0 and failure is None:
+            if code not in (0, -signal.SIGTERM) and failure is None:  # uvicorn re-raises it after a clean shutdown
                 raise SnippetFailed(f"{snippet.where()}: `{line}` exited {code} on SIGTERM:\n{output[-4000:]}")
 
 
