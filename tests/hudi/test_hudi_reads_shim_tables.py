@@ -18,9 +18,9 @@ import shim
 from engines.hudi.compare import compare_same_schema
 from engines.hudi.env import ensure_env, run_driver
 from shim.log import HeaderKey, read_log_file
-from shim.services.cleaning import clean
-from shim.services.compaction import compact
 from shim.write.ddl import alter_table
+from shim.write.services.cleaning import clean
+from shim.write.services.compaction import compact
 from tests.engines.spark.writekit import write
 from tests.local import LOCAL
 

@@ -17,13 +17,13 @@ from catalog.settings import Settings
 from engines.spark import clean, compact
 from shim.errors import CorruptFileError, InvalidArgumentError, WriteError
 from shim.properties import TableConfig, read_table_config
-from shim.services.clean import clean_table
-from shim.services.clean_plan import CleanSettings, earliest_commit_to_retain, plan_clean
-from shim.services.compaction import start_compaction
-from shim.services.options import clean_settings
 from shim.storage import LocalStorage, as_storage
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
+from shim.write.service_options import CleanSettings, clean_settings
+from shim.write.services.clean import clean_table
+from shim.write.services.clean_plan import earliest_commit_to_retain, plan_clean
+from shim.write.services.compaction import start_compaction
 from tests.catalog.servekit import live_server
 
 COLUMNS = ["id", "ts", "region", "fare"]

@@ -12,12 +12,13 @@ from writekit import hudi_rs_rows, latest_rows, shim_rows, write
 from engines.spark import compact, schedule_compaction
 from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import read_table_config
-from shim.services import compaction as compaction_module
-from shim.services.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy, compaction_due
 from shim.storage import as_storage
 from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.instant import parse_instant_file_name
 from shim.timeline.timeline import Timeline
+from shim.write.service_options import InlineCompaction, InlineMode, TriggerStrategy
+from shim.write.services import compaction as compaction_module
+from shim.write.services.compaction_trigger import compaction_due
 
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.partitionpath.field": "region"}
 COLUMNS = ["id", "ts", "region", "fare"]

@@ -70,7 +70,7 @@ def test_a_partial_update_of_a_key_without_a_file_group_is_refused(tmp_path: Pat
 
 
 def test_compaction_merges_partial_blocks_into_the_base_file(tmp_path: Path) -> None:
-    from shim.services.compaction import compact
+    from shim.write.services.compaction import compact
 
     path = tmp_path / "t"
     write(path, FARES, **MOR)

@@ -12,10 +12,10 @@ import shim
 from engines.spark import alter_table, compact
 from shim.errors import UnsupportedFeatureError
 from shim.properties import read_table_config
-from shim.services.compaction import start_compaction
 from shim.storage import as_storage
 from shim.write.avro_metadata import decode_avro_record
 from shim.write.markers import IOType, create_marker
+from shim.write.services.compaction import start_compaction
 
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.partitionpath.field": "region"}
 COLUMNS = ["id", "ts", "region", "fare"]

@@ -16,13 +16,13 @@ from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, 
 
 import shim
 from shim.log import HeaderKey, encode_avro_data_block, read_log_file
-from shim.services.compaction import compact
 from shim.storage import as_storage
 from shim.write.bucket import bucket_of_key
 from shim.write.data_files import avro_record_schema
 from shim.write.group_state import locked_group, state_folder
 from shim.write.handoff import HandOverTurn, write_spill
 from shim.write.job import commit_write, plan_write
+from shim.write.services.compaction import compact
 from shim.write.task import TaskInfo, TaskReport, TaskWrite, write_task
 from tests.local import LOCAL
 

@@ -22,12 +22,13 @@ from shim.avro.schema import named_once, parse_avro_schema
 from shim.errors import UnsupportedFeatureError
 from shim.log.writer import encode_avro_records_block, write_log_file
 from shim.properties import TableConfig
-from shim.services.archive_plan import ArchiveSettings, instants_to_archive
 from shim.storage import Storage, paths
 from shim.timeline.archived import next_archive_version
 from shim.timeline.instant import Action, Instant, State
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import ARCHIVED_META_ENTRY, WRITE_STAT
+from shim.write.service_options import ArchiveSettings
+from shim.write.services.archive_plan import instants_to_archive
 
 _WRITE_TOKEN = "1-0-1"
 _STAT_FIELDS = tuple(field["name"] for field in WRITE_STAT["fields"])

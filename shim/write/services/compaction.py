@@ -1,6 +1,6 @@
 """Compaction of merge-on-read tables: every file slice's log blocks merged into a new base file.
 
-    shim.services.compact(path)          # in this process
+    shim.write.services.compact(path)          # in this process
     engines.spark.compact(path, spark)   # one Spark task per file group
 
 As Hudi does on table version 6: the compaction is scheduled as `<ts>.compaction.requested`
@@ -33,8 +33,6 @@ from shim.layout.table_schema import META_COLUMNS
 from shim.properties import TableConfig, read_table_config
 from shim.read.request import build_scan
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
-from shim.services.compaction_trigger import InlineMode, compaction_due
-from shim.services.rollback import rollback_failed_write
 from shim.storage import Storage, join, paths, storage_and_options
 from shim.table import Table, open_table
 from shim.timeline.instant import Action, instant_key
@@ -59,6 +57,9 @@ from shim.write.options import (
     parquet_settings,
 )
 from shim.write.parquet_settings import DEFAULT_PARQUET, ParquetSettings
+from shim.write.rollback import rollback_failed_write
+from shim.write.service_options import InlineMode
+from shim.write.services.compaction_trigger import compaction_due
 from shim.write.task_info import KeepAlive, TaskInfo
 from shim.write.txn import Transaction, abandon, after_commit, complete, recover, table_guard
 from shim.write.write_schema import data_arrow_schema

@@ -21,7 +21,6 @@ savepointed files.
 from __future__ import annotations
 
 import datetime
-import enum
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,29 +32,9 @@ from shim.layout.slices import FileGroupFiles, list_file_groups
 from shim.storage import Storage, join
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.timeline import Timeline
+from shim.write.service_options import CleanPolicy, CleanSettings
 
 _WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
-DEFAULT_COMMITS_RETAINED = 10
-DEFAULT_HOURS_RETAINED = 24
-DEFAULT_FILE_VERSIONS_RETAINED = 3
-
-
-class CleanPolicy(enum.Enum):
-    """`hoodie.cleaner.policy` values this cleaner implements."""
-
-    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
-    KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
-    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
-
-
-@dataclass(frozen=True, slots=True)
-class CleanSettings:
-    """How much history a clean keeps (Hudi's defaults)."""
-
-    policy: CleanPolicy = CleanPolicy.KEEP_LATEST_COMMITS
-    commits_retained: int = DEFAULT_COMMITS_RETAINED
-    hours_retained: int = DEFAULT_HOURS_RETAINED
-    file_versions_retained: int = DEFAULT_FILE_VERSIONS_RETAINED
 
 
 @dataclass(frozen=True, slots=True)

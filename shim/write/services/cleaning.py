@@ -4,7 +4,7 @@
     engines.spark.clean(path, {"hoodie.cleaner.commits.retained": "3"})
 
 As Hudi does with `hoodie.clean.automatic` (on by default), every completed write is followed by a
-clean (`shim.services.clean`) under the table guard, so no other writer starts meanwhile. Time travel
+clean (`shim.write.services.clean`) under the table guard, so no other writer starts meanwhile. Time travel
 reaches back to the clean's earliest retained commit.
 """
 
@@ -14,10 +14,9 @@ from collections.abc import Mapping
 
 from shim.errors import TableNotFoundError
 from shim.properties import TableConfig, read_table_config
-from shim.services.clean import CleanResult, clean_table
-from shim.services.clean_plan import CleanSettings
-from shim.services.options import clean_settings
 from shim.storage import Storage, storage_and_options
+from shim.write.service_options import CleanSettings, clean_settings
+from shim.write.services.clean import CleanResult, clean_table
 from shim.write.txn import after_commit, table_guard
 
 

@@ -1,25 +1,86 @@
-"""Options of the table services (clean, archive, inline compaction), under Hudi's option names."""
+"""The table services' settings (clean, archive, inline compaction) and their options, under Hudi's
+option names: what a write's `WriteOptions` carries to the services that follow its commit, and
+what the services' entry points parse from the options they are given."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from shim.errors import InvalidArgumentError
-from shim.services.archive_plan import (
-    DEFAULT_BATCH,
-    DEFAULT_MAX_COMMITS,
-    DEFAULT_MIN_COMMITS,
-    ArchiveSettings,
-)
-from shim.services.clean_plan import (
-    DEFAULT_COMMITS_RETAINED,
-    DEFAULT_FILE_VERSIONS_RETAINED,
-    DEFAULT_HOURS_RETAINED,
-    CleanPolicy,
-    CleanSettings,
-)
-from shim.services.compaction_trigger import InlineCompaction, InlineMode, TriggerStrategy
 from shim.write.option_values import flag, integer, text
+
+DEFAULT_COMMITS_RETAINED = 10
+DEFAULT_HOURS_RETAINED = 24
+DEFAULT_FILE_VERSIONS_RETAINED = 3
+
+
+class CleanPolicy(enum.Enum):
+    """`hoodie.cleaner.policy` values this cleaner implements."""
+
+    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+    KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+
+
+@dataclass(frozen=True, slots=True)
+class CleanSettings:
+    """How much history a clean keeps (Hudi's defaults)."""
+
+    policy: CleanPolicy = CleanPolicy.KEEP_LATEST_COMMITS
+    commits_retained: int = DEFAULT_COMMITS_RETAINED
+    hours_retained: int = DEFAULT_HOURS_RETAINED
+    file_versions_retained: int = DEFAULT_FILE_VERSIONS_RETAINED
+
+
+DEFAULT_MIN_COMMITS = 20
+"""`hoodie.keep.min.commits`."""
+DEFAULT_MAX_COMMITS = 30
+"""`hoodie.keep.max.commits`."""
+DEFAULT_BATCH = 10
+"""`hoodie.commits.archival.batch`: archived instants per log block."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveSettings:
+    """How much of the timeline stays active (Hudi's defaults)."""
+
+    min_commits: int = DEFAULT_MIN_COMMITS
+    max_commits: int = DEFAULT_MAX_COMMITS
+    batch: int = DEFAULT_BATCH
+    compaction_delta_commits: int | None = None
+    """Delta commits the compaction trigger counts (merge-on-read with NUM_COMMITS or NUM_AND_TIME);
+    None when no trigger counts them."""
+
+
+class TriggerStrategy(enum.Enum):
+    """`hoodie.compact.inline.trigger.strategy`."""
+
+    NUM_COMMITS = "NUM_COMMITS"
+    NUM_COMMITS_AFTER_LAST_REQUEST = "NUM_COMMITS_AFTER_LAST_REQUEST"
+    TIME_ELAPSED = "TIME_ELAPSED"
+    NUM_AND_TIME = "NUM_AND_TIME"
+    NUM_OR_TIME = "NUM_OR_TIME"
+
+
+class InlineMode(enum.Enum):
+    """What follows a commit: nothing, a scheduled compaction plan, or a compaction run."""
+
+    OFF = "off"
+    SCHEDULE = "schedule"
+    RUN = "run"
+
+
+@dataclass(frozen=True, slots=True)
+class InlineCompaction:
+    """The `hoodie.compact.inline*` settings of a write (Hudi's defaults: off, 5 delta commits, 1 h)."""
+
+    mode: InlineMode = InlineMode.OFF
+    strategy: TriggerStrategy = TriggerStrategy.NUM_COMMITS
+    max_delta_commits: int = 5
+    max_delta_seconds: int = 3600
+
 
 AUTO_CLEAN = "hoodie.clean.automatic"
 CLEANER_POLICY = "hoodie.cleaner.policy"

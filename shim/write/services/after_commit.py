@@ -4,11 +4,11 @@ archival. `commit_write` calls `run_table_services` once its instant is complete
 from __future__ import annotations
 
 from shim.properties import TableConfig
-from shim.services.archiving import archive_after_commit
-from shim.services.cleaning import clean_after_commit
-from shim.services.compaction import compact_after_commit
 from shim.storage import Storage
 from shim.write.options import WriteOptions
+from shim.write.services.archiving import archive_after_commit
+from shim.write.services.cleaning import clean_after_commit
+from shim.write.services.compaction import compact_after_commit
 
 
 def run_table_services(storage: Storage, config: TableConfig, options: WriteOptions, instant: str) -> None:

@@ -19,33 +19,14 @@ its commit).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.instant import Action, Instant, instant_key
 from shim.timeline.timeline import Timeline
-
-DEFAULT_MIN_COMMITS = 20
-"""`hoodie.keep.min.commits`."""
-DEFAULT_MAX_COMMITS = 30
-"""`hoodie.keep.max.commits`."""
-DEFAULT_BATCH = 10
-"""`hoodie.commits.archival.batch`: archived instants per log block."""
+from shim.write.service_options import ArchiveSettings
 
 _WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 _PENDING_WRITES = (*_WRITES, Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING)
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveSettings:
-    """How much of the timeline stays active (Hudi's defaults)."""
-
-    min_commits: int = DEFAULT_MIN_COMMITS
-    max_commits: int = DEFAULT_MAX_COMMITS
-    batch: int = DEFAULT_BATCH
-    compaction_delta_commits: int | None = None
-    """Delta commits the compaction trigger counts (merge-on-read with NUM_COMMITS or NUM_AND_TIME);
-    None when no trigger counts them."""
 
 
 def instants_to_archive(timeline: Timeline, settings: ArchiveSettings) -> list[Instant]:

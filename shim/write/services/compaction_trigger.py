@@ -9,40 +9,10 @@ two must reach its limit.
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-
 from shim.timeline.delta_commits import delta_commits_since_compaction
 from shim.timeline.timeline import Timeline
 from shim.write.clock import instant_datetime
-
-
-class TriggerStrategy(enum.Enum):
-    """`hoodie.compact.inline.trigger.strategy`."""
-
-    NUM_COMMITS = "NUM_COMMITS"
-    NUM_COMMITS_AFTER_LAST_REQUEST = "NUM_COMMITS_AFTER_LAST_REQUEST"
-    TIME_ELAPSED = "TIME_ELAPSED"
-    NUM_AND_TIME = "NUM_AND_TIME"
-    NUM_OR_TIME = "NUM_OR_TIME"
-
-
-class InlineMode(enum.Enum):
-    """What follows a commit: nothing, a scheduled compaction plan, or a compaction run."""
-
-    OFF = "off"
-    SCHEDULE = "schedule"
-    RUN = "run"
-
-
-@dataclass(frozen=True, slots=True)
-class InlineCompaction:
-    """The `hoodie.compact.inline*` settings of a write (Hudi's defaults: off, 5 delta commits, 1 h)."""
-
-    mode: InlineMode = InlineMode.OFF
-    strategy: TriggerStrategy = TriggerStrategy.NUM_COMMITS
-    max_delta_commits: int = 5
-    max_delta_seconds: int = 3600
+from shim.write.service_options import InlineCompaction, TriggerStrategy
 
 
 def compaction_due(timeline: Timeline, settings: InlineCompaction, now_instant: str) -> bool:

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 from shim.errors import CorruptFileError, WriteError
 from shim.properties import TableConfig
-from shim.services.clean_plan import CleanPlan, CleanSettings, files_by_partition, plan_clean
 from shim.storage import Storage, join, paths
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.timeline import Timeline
 from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_record, encode_avro_record
 from shim.write.clock import new_instant_time
+from shim.write.service_options import CleanSettings
+from shim.write.services.clean_plan import CleanPlan, files_by_partition, plan_clean
 
 CLEAN_METADATA_VERSION = 2
 

@@ -4,7 +4,7 @@
     engines.spark.archive(path, {"hoodie.keep.min.commits": "12", "hoodie.keep.max.commits": "15"})
 
 As Hudi does with `hoodie.archive.automatic` (on by default), every completed write is followed,
-after its clean, by an archival (`shim.services.archive`) under the table guard: once more than
+after its clean, by an archival (`shim.write.services.archive`) under the table guard: once more than
 `hoodie.keep.max.commits` writes are on the active timeline, the oldest move to
 `.hoodie/archived/` until `hoodie.keep.min.commits` remain. Reads as of archived commits still
 work while their files are there; incremental windows starting before the active timeline fall
@@ -17,10 +17,9 @@ from collections.abc import Mapping
 
 from shim.errors import TableNotFoundError
 from shim.properties import TableConfig, read_table_config
-from shim.services.archive import ArchiveResult, archive_timeline
-from shim.services.archive_plan import ArchiveSettings
-from shim.services.options import archive_settings
 from shim.storage import Storage, storage_and_options
+from shim.write.service_options import ArchiveSettings, archive_settings
+from shim.write.services.archive import ArchiveResult, archive_timeline
 from shim.write.txn import after_commit, table_guard
 
 
