@@ -21,8 +21,8 @@ from shim.log import HeaderKey, read_log_file
 from shim.write.ddl import alter_table
 from shim.write.services.cleaning import clean
 from shim.write.services.compaction import compact
-from tests.engines.spark.writekit import write
 from tests.local import LOCAL
+from tests.writekit import write
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 

@@ -10,7 +10,13 @@ import random
 
 import pyarrow as pa
 import pytest
-from modelkit import (
+from pyiceberg.catalog import load_catalog
+
+from catalog.settings import Settings
+from engines.iceberg import attach
+from tests.catalog.icebergrust import iceberg_rust_query
+from tests.catalog.servekit import live_server
+from tests.modelkit import (
     KEY_GENERATORS,
     EvolvingHistory,
     random_evolving_step,
@@ -18,12 +24,6 @@ from modelkit import (
     time_travel_horizon,
     write_options,
 )
-from pyiceberg.catalog import load_catalog
-
-from catalog.settings import Settings
-from engines.iceberg import attach
-from tests.catalog.icebergrust import iceberg_rust_query
-from tests.catalog.servekit import live_server
 
 
 def _by_id(rows: list[dict]) -> list[dict]:

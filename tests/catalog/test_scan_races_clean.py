@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from writekit import data_files, shim_rows, write
 
 import shim
 from catalog.server import running
@@ -15,6 +14,7 @@ from catalog.service import Catalog
 from catalog.settings import MEMORY, Settings
 from engines.http import ShimClient
 from shim.errors import CommittedDataError, FileGoneError
+from tests.writekit import data_files, shim_rows, write
 
 KEEP_ONE_VERSION = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
 

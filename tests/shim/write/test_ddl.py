@@ -6,12 +6,12 @@ import json
 
 import pyarrow as pa
 import pytest
-from writekit import SCHEMA, hudi_rs_rows, shim_rows, write
 
 import shim
-from engines.spark import alter_table
 from shim.errors import SchemaEvolutionError
 from shim.schema import history_from_json
+from shim.write.ddl import alter_table
+from tests.writekit import SCHEMA, hudi_rs_rows, shim_rows, write
 
 TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
 

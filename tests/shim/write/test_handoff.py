@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
-from writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from shim.log import HeaderKey, encode_avro_data_block, read_log_file
@@ -25,6 +24,7 @@ from shim.write.job import commit_write, plan_write
 from shim.write.services.compaction import compact
 from shim.write.task import TaskInfo, TaskReport, TaskWrite, write_task
 from tests.local import LOCAL
+from tests.writekit import BASE_OPTIONS, SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 COLUMNS = ["id", "ts", "region", "fare"]
 REGION = {"hoodie.datasource.write.partitionpath.field": "region"}

@@ -10,11 +10,9 @@ import fastavro
 import httpx
 import pyarrow as pa
 import pytest
-from writekit import data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from catalog.settings import Settings
-from engines.spark import clean, compact
 from shim.errors import CorruptFileError, InvalidArgumentError, WriteError
 from shim.properties import TableConfig, read_table_config
 from shim.storage import LocalStorage, as_storage
@@ -23,8 +21,10 @@ from shim.write.avro_metadata import CLEAN_METADATA, CLEANER_PLAN, decode_avro_r
 from shim.write.service_options import CleanSettings, clean_settings
 from shim.write.services.clean import clean_table
 from shim.write.services.clean_plan import earliest_commit_to_retain, plan_clean
-from shim.write.services.compaction import start_compaction
+from shim.write.services.cleaning import clean
+from shim.write.services.compaction import compact, start_compaction
 from tests.catalog.servekit import live_server
+from tests.writekit import data_files, hudi_rs_rows, shim_rows, write
 
 COLUMNS = ["id", "ts", "region", "fare"]
 KEEP_2 = {"hoodie.cleaner.commits.retained": "2", "hoodie.datasource.write.partitionpath.field": "region"}

@@ -9,7 +9,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from writekit import write
 
 import shim
 from shim.filters import bind, to_arrow_expression
@@ -17,6 +16,7 @@ from shim.filters.expr import CompareOp
 from shim.filters.parse import parse_filter
 from shim.filters.partition import ValueRange, evaluate_on_partition
 from shim.read.request import build_scan
+from tests.writekit import write
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("secs", pa.int64())])
 DST_START = 1711846800  # 2024-03-31T01:00Z: Paris skips 02:00-03:00

@@ -6,16 +6,16 @@ import json
 import time
 
 import pytest
-from writekit import data_files, hudi_rs_rows, shim_rows, write
 
 import shim
-from engines.spark import alter_table, compact
 from shim.errors import UnsupportedFeatureError
 from shim.properties import read_table_config
 from shim.storage import as_storage
 from shim.write.avro_metadata import decode_avro_record
+from shim.write.ddl import alter_table
 from shim.write.markers import IOType, create_marker
-from shim.write.services.compaction import start_compaction
+from shim.write.services.compaction import compact, start_compaction
+from tests.writekit import data_files, hudi_rs_rows, shim_rows, write
 
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.partitionpath.field": "region"}
 COLUMNS = ["id", "ts", "region", "fare"]

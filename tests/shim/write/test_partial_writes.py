@@ -13,8 +13,8 @@ import pytest
 import shim
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError, WriteError
 from shim.log import HeaderKey, read_log_file
-from tests.engines.spark.writekit import write
 from tests.local import LOCAL
+from tests.writekit import write
 
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 PARTIAL = {**MOR, "hoodie.spark.sql.merge.into.partial.updates": "true"}

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from writekit import data_files, hudi_rs_rows, shim_rows, write
 
-from engines.spark import compact
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.log.blocks import BlockType
 from shim.log.reader import decode_data_block, read_log_file
+from shim.write.services.compaction import compact
 from tests.local import LOCAL
+from tests.writekit import data_files, hudi_rs_rows, shim_rows, write
 
 COLUMNS = ["id", "ts", "region", "fare"]
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}

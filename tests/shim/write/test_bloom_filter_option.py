@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from writekit import data_files, write
 
-from engines.spark import compact
 from shim.bloom import BLOOM_FILTER_KEY, DynamicBloomFilter, dynamic_bloom_filter
 from shim.errors import InvalidArgumentError
+from shim.write.services.compaction import compact
+from tests.writekit import data_files, write
 
 OFF = {"hoodie.parquet.bloom.filter.enabled": "false"}
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}

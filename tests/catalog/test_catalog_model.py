@@ -8,19 +8,19 @@ import contextlib
 import random
 
 import pytest
-from modelkit import (
-    EvolvingHistory,
-    random_evolving_step,
-    random_evolving_write,
-    time_travel_horizon,
-    write_options,
-)
 
 from catalog import Catalog, Settings
 from catalog.service import ScanRequest
 from catalog.views import VIEWS
 from engines.duckdb import connect
 from tests.catalog.servekit import live_server
+from tests.modelkit import (
+    EvolvingHistory,
+    random_evolving_step,
+    random_evolving_write,
+    time_travel_horizon,
+    write_options,
+)
 
 
 def _catalog(warehouse) -> Catalog:

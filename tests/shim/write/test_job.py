@@ -14,7 +14,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from writekit import SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from shim.errors import ConcurrentWriteError, WriteError
@@ -23,6 +22,7 @@ from shim.write.bucket import bucket_of_key
 from shim.write.job import commit_write, plan_write
 from shim.write.markers import IOType, create_marker
 from shim.write.task import TaskInfo, write_task
+from tests.writekit import SCHEMA, data_files, hudi_rs_rows, shim_rows, write
 
 REPO = Path(__file__).resolve().parents[3]
 COLUMNS = ["id", "ts", "region", "fare"]

@@ -11,12 +11,12 @@ import hudi
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from writekit import data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from engines.duckdb import connect
 from engines.inspect import describe_table
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
+from tests.writekit import data_files, hudi_rs_rows, shim_rows, write
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("event", pa.string()),
                     ("millis", pa.int64())])
@@ -249,7 +249,7 @@ def test_nested_record_key_and_partition_fields(tmp_path: Path, table_type: dict
 @pytest.mark.parametrize("table_type", [{}, MOR], ids=["cow", "mor"])
 def test_partition_columns_dropped_from_files_come_back_from_folders(tmp_path: Path,
                                                                     table_type: dict[str, str]) -> None:
-    from engines.spark import compact
+    from shim.write.services.compaction import compact
 
     drop = {"hoodie.datasource.write.drop.partition.columns": "true", PARTITION: "region",
             "hoodie.datasource.write.hive_style_partitioning": "true", **table_type}

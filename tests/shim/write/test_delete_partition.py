@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from writekit import data_files, hudi_rs_rows, shim_rows, write
 
 import shim
 from shim.errors import InvalidArgumentError
+from tests.writekit import data_files, hudi_rs_rows, shim_rows, write
 
 COLUMNS = ["id", "ts", "region", "fare"]
 HIVE = {"hoodie.datasource.write.hive_style_partitioning": "true",

@@ -7,16 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
-from writekit import archived_entries, hudi_rs_rows, latest_rows, shim_rows, write
 
 import shim
 from engines.inspect import describe_table
-from engines.spark import archive, clean, compact, schedule_compaction
 from shim.errors import InvalidArgumentError, InvalidTableError, UnsupportedFeatureError
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_command_block, write_log_file
 from shim.write.avro_metadata import decode_avro_record
+from shim.write.services.archiving import archive
+from shim.write.services.cleaning import clean
+from shim.write.services.compaction import compact, schedule_compaction
 from tests.local import LOCAL
+from tests.writekit import archived_entries, hudi_rs_rows, latest_rows, shim_rows, write
 
 COLUMNS = ["id", "ts", "region", "fare"]
 SMALL = {"hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "5"}

@@ -12,7 +12,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from modelkit import (
+
+import shim
+from shim.errors import InvalidArgumentError
+from shim.write.services.compaction import compact
+from tests.modelkit import (
     COLUMNS,
     KEY_GENERATORS,
     EvolvingHistory,
@@ -23,11 +27,7 @@ from modelkit import (
     time_travel_horizon,
     write_options,
 )
-from writekit import hudi_rs_rows
-
-import shim
-from engines.spark import compact
-from shim.errors import InvalidArgumentError
+from tests.writekit import hudi_rs_rows
 
 
 def _check(path, history: History) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import random
 
 import pyarrow as pa
-from writekit import write
 
 import shim
-from engines.spark import alter_table, compact
+from shim.write.ddl import alter_table
+from shim.write.services.compaction import compact
+from tests.writekit import write
 
 COLUMNS = ["id", "ts", "region", "fare"]
 KEYS = 40

@@ -10,15 +10,15 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from writekit import write
 
 import shim
-from engines.spark import alter_table
 from shim.log.blocks import BlockType
 from shim.log.reader import read_log_file
 from shim.schema import has_field_ids
+from shim.write.ddl import alter_table
 from tests.local import LOCAL
 from tests.parquetkit import empty_dictionary_chunks
+from tests.writekit import write
 
 INFO = pa.struct([("a", pa.int32()), ("b", pa.string())])
 V1 = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("info", INFO)])

@@ -7,9 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from writekit import hudi_rs_rows, latest_rows, shim_rows, write
 
-from engines.spark import compact, schedule_compaction
 from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import read_table_config
 from shim.storage import as_storage
@@ -18,7 +16,9 @@ from shim.timeline.instant import parse_instant_file_name
 from shim.timeline.timeline import Timeline
 from shim.write.service_options import InlineCompaction, InlineMode, TriggerStrategy
 from shim.write.services import compaction as compaction_module
+from shim.write.services.compaction import compact, schedule_compaction
 from shim.write.services.compaction_trigger import compaction_due
+from tests.writekit import hudi_rs_rows, latest_rows, shim_rows, write
 
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.partitionpath.field": "region"}
 COLUMNS = ["id", "ts", "region", "fare"]
