@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from engines.spark.reader import ReadOptions
 from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType, format_properties
 from shim.write.options import Operation, WriteOptions
@@ -94,11 +93,3 @@ def test_options_contradicting_the_table_are_rejected(options, message):
     with pytest.raises(InvalidArgumentError, match=message):
         WriteOptions.parse(options, COLUMNS, _config(**{"hoodie.bucket.index.num.buckets": "4"}))
 
-
-def test_read_options():
-    assert ReadOptions.parse({}) == ReadOptions("snapshot")
-    incremental = ReadOptions.parse({"hoodie.datasource.query.type": "incremental",
-                                     "hoodie.datasource.read.begin.instanttime": "1"})
-    assert incremental.begin == "1" and incremental.end is None
-    with pytest.raises(InvalidArgumentError, match="needs hoodie.datasource.read.begin.instanttime"):
-        ReadOptions.parse({"hoodie.datasource.query.type": "incremental"})
