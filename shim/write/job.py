@@ -20,7 +20,6 @@ import pyarrow as pa
 from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
-from shim.services.after_commit import run_table_services
 from shim.storage import Storage, split_storage_options, storage_for
 from shim.table import Table
 from shim.timeline.instant import Action
@@ -38,6 +37,7 @@ from shim.write.group_state import (
 )
 from shim.write.options import NUM_BUCKETS, PARTITIONS_TO_DELETE, Operation, WriteOptions
 from shim.write.schema_history import latest_history_text, persist_history, plan_schema_commit
+from shim.write.services.after_commit import run_table_services
 from shim.write.table_init import TableSpec, create_table
 from shim.write.txn import Transaction, abandon, begin, complete, ensure_pending
 from shim.write.write_schema import data_arrow_schema, evolve_for_write, initial_schema

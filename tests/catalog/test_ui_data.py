@@ -126,8 +126,8 @@ def test_login_goes_back_only_to_ui_pages(given, expected):
 
 
 def test_timeline_includes_the_archived_instants_with_what_they_wrote(tmp_path):
-    from shim.services.archive import archive_timeline
-    from shim.services.archive_plan import ArchiveSettings
+    from shim.write.service_options import ArchiveSettings
+    from shim.write.services.archive import archive_timeline
 
     table = TinyTable(tmp_path / "a", pa.schema([("id", pa.string()), ("ts", pa.int64())]), mor=False)
     for i in range(6):

@@ -17,7 +17,7 @@ CHECKSUMS = ("AWS_REQUEST_CHECKSUM_CALCULATION", "AWS_RESPONSE_CHECKSUM_VALIDATI
 CLIENT = """
 import pyarrow as pa, shim
 from shim.storage import storage_for
-from tests.engines.spark.writekit import write
+from tests.writekit import write
 big = storage_for("s3://lake/objects")
 big.write_atomically("s3://lake/objects/big.bin", bytes(12 << 20))  # a multipart upload
 assert big.file_size("s3://lake/objects/big.bin") == 12 << 20
