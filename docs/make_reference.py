@@ -8,6 +8,7 @@ every environment variable the code reads.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -109,6 +110,18 @@ def commands() -> dict[str, argparse.ArgumentParser]:
     return dict(subparsers.choices.items())
 
 
+def scripts() -> dict[str, argparse.ArgumentParser]:
+    """The clone's scripts with flags a reader runs, by path."""
+    found = {}
+    for path in ("docker/up.py",):
+        spec = importlib.util.spec_from_file_location(f"_script_{Path(path).stem}", REPO / path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found[path] = module.parser()
+    return found
+
+
 def summaries() -> dict[str, str]:
     """Each subcommand's one-line help, as `hudi-shim --help` shows it."""
     from engines.cli import _parser
@@ -117,17 +130,24 @@ def summaries() -> dict[str, str]:
     return {action.dest: action.help or "" for action in subparsers._choices_actions}
 
 
+def _arguments(parser: argparse.ArgumentParser) -> list[str]:
+    """A table of a parser's arguments."""
+    lines = ["| argument | what |", "| --- | --- |"]
+    for action in parser._actions:
+        if not isinstance(action, argparse._HelpAction):
+            lines.append(f"| {_flag(action)} | {_help(action)} |")
+    return [*lines, ""]
+
+
 def page() -> str:
     lines = [INTRO, "## Command line", ""]
     helps = summaries()
     for name, parser in commands().items():
         lines += [f"### hudi-shim {name}", "", _cell(parser.description or helps[name][:1].upper() + helps[name][1:] + "."), ""]
-        lines += ["| argument | what |", "| --- | --- |"]
-        for action in parser._actions:
-            if isinstance(action, argparse._HelpAction):
-                continue
-            lines.append(f"| {_flag(action)} | {_help(action)} |")
-        lines.append("")
+        lines += _arguments(parser)
+    for path, parser in scripts().items():
+        lines += [f"### python {path}", "", _cell((parser.description or "").strip().splitlines()[0]), ""]
+        lines += _arguments(parser)
     lines += ["## Environment variables", "", "| variable | read by | what |", "| --- | --- | --- |"]
     lines += [f"| `{name}` | {who} | {_cell(what)} |" for name, who, what in ENVIRONMENT]
     lines += ["", "Only the tests read these:", "", "| variable | what |", "| --- | --- |"]

@@ -55,12 +55,15 @@ def test_configuration_page_lists_every_flag_of_every_command():
     import make_reference
 
     page = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
-    for name, parser in make_reference.commands().items():
-        section = page.split(f"### hudi-shim {name}\n", 1)[1].split("\n### ", 1)[0]
+    parsers = {f"hudi-shim {name}": parser for name, parser in make_reference.commands().items()}
+    parsers |= {f"python {path}": parser for path, parser in make_reference.scripts().items()}
+    assert "python docker/up.py" in parsers
+    for name, parser in parsers.items():
+        section = page.split(f"### {name}\n", 1)[1].split("\n### ", 1)[0]
         for action in parser._actions:
             for flag in action.option_strings:
                 if flag.startswith("--") and flag != "--help":
-                    assert f"`{flag}" in section, f"hudi-shim {name} {flag} is not in docs/configuration.md"
+                    assert f"`{flag}" in section, f"{name} {flag} is not in docs/configuration.md"
 
 
 def _variables_read(folders: tuple[str, ...]) -> set[str]:
