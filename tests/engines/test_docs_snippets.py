@@ -1,7 +1,8 @@
 """Every `local` and `s3` code block of README.md and docs/ runs as written (`tests/docskit.py`):
 against a warehouse holding the demo table `trips`, a live `hudi-shim serve` on it asking for a
 token, a Spark session and, for `s3`, s3proxy with the demo table copied under a prefix of the
-bucket `lake`. Blocks run in document order, so a block may use what one before it wrote."""
+bucket `lake`. Blocks run in the order of `docskit.documents` (README.md, then the site's pages in
+its order), so a block may use what one before it wrote."""
 
 from __future__ import annotations
 
