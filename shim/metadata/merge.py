@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shim.errors import InvalidTableError
-from shim.metadata.records import MetadataRecord, RecordType, unwrap
+from shim.metadata.records import MetadataRecord, RecordType, logical_value, unwrap
 
 _FILE_MAPS = (RecordType.ALL_PARTITIONS, RecordType.FILES)
 _STATS = (RecordType.COLUMN_STATS, RecordType.PARTITION_STATS)
@@ -76,8 +76,9 @@ def _combine_stats(older: Mapping[str, Any] | None, newer: Mapping[str, Any] | N
         raise InvalidTableError(f"metadata key {record.key!r}: a stats record without its stats", instant=record.instant)
     if newer.get("isDeleted") or older.get("isDeleted") or newer.get("isTightBound"):
         return newer
-    low = _pick(older.get("minValue"), newer.get("minValue"), smaller=True)
-    high = _pick(older.get("maxValue"), newer.get("maxValue"), smaller=False)
+    info = newer.get("valueType")
+    low = _pick(older.get("minValue"), newer.get("minValue"), info, smaller=True)
+    high = _pick(older.get("maxValue"), newer.get("maxValue"), info, smaller=False)
     merged = dict(newer)
     merged.update(minValue=low, maxValue=high)
     for name in ("valueCount", "nullCount", "totalSize", "totalUncompressedSize"):
@@ -85,11 +86,12 @@ def _combine_stats(older: Mapping[str, Any] | None, newer: Mapping[str, Any] | N
     return merged
 
 
-def _pick(first: Any, second: Any, smaller: bool) -> Any:
-    """The smaller (or larger) of two wrapped values, nulls ignored; the newer one on a tie or
+def _pick(first: Any, second: Any, info: Any, smaller: bool) -> Any:
+    """The smaller (or larger) of two wrapped values, compared as the column's values (an
+    unscaled decimal's bytes do not compare as bytes), nulls ignored; the newer one on a tie or
     where they do not compare (wrappers of different types, which Hudi promotes first)."""
-    a: Any = unwrap(first)[1]
-    b: Any = unwrap(second)[1]
+    a: Any = _logical(first, info)
+    b: Any = _logical(second, info)
     if a is None:
         return second
     if b is None:
@@ -98,3 +100,8 @@ def _pick(first: Any, second: Any, smaller: bool) -> Any:
         return first if (a < b if smaller else a > b) else second
     except TypeError:
         return second
+
+
+def _logical(wrapped: Any, info: Any) -> Any:
+    wrapper, value = unwrap(wrapped)
+    return logical_value(value, wrapper, info)

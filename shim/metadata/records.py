@@ -9,7 +9,10 @@ and newer layouts of the record both read. HFiles store the key once, as the HFi
 record's own `key` field is then empty.
 
 Column stats' min and max are "wrapped" (`IntWrapper`, `StringWrapper`, `DecimalWrapper`, ...)
-to fit one Avro union; they are unwrapped here and the wrapper's name kept.
+to fit one Avro union. Hudi 1.1+ also writes `valueType` (Hudi's `ValueType` ordinal, and the
+precision and scale of decimals) and wraps values in their primitive form (decimals as unscaled
+big-endian bytes, dates as days, timestamps as longs); `logical_value` turns either form into the
+Python value the column holds (`Decimal`, `date`, `datetime`, `time`, `UUID`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ import fastavro
 from shim.bloom import DynamicBloomFilter
 from shim.errors import CorruptFileError
 
-WrappedValue = int | float | str | bytes | bool | Decimal | datetime.time | list[Any] | None
+WrappedValue = (int | float | str | bytes | bool | Decimal | datetime.date | datetime.datetime | datetime.time | uuid.UUID
+                | list[Any] | None)
 
 
 class RecordType(enum.IntEnum):
@@ -63,10 +67,9 @@ class MetadataRecord:
 class ColumnStats:
     """A column's statistics in one file (`column_stats`) or one partition (`partition_stats`).
 
-    `min_value`/`max_value` are unwrapped (`value_type` names Hudi's wrapper: `IntWrapper`,
-    `LongWrapper`, `StringWrapper`, `DecimalWrapper`, `DateWrapper` (days), `TimestampMicrosWrapper`
-    (a long), ...); None when the file holds only nulls. `value_type_info` is Hudi 1.1+'s
-    `valueType` (type ordinal and extra information), when written."""
+    `min_value`/`max_value` are the column's values (`logical_value`); None when the file holds
+    only nulls (Hudi 1.2 then stores the type's zero, which no footer says). `value_type` names Hudi's wrapper (`IntWrapper`, `BytesWrapper`, ...);
+    `value_type_info` is Hudi 1.1+'s `valueType` (type ordinal and extra information)."""
 
     file_name: str | None
     column_name: str
@@ -150,8 +153,12 @@ def column_stats(record: MetadataRecord) -> ColumnStats | None:
     raw = None if record.payload is None else record.payload.get("ColumnStatsMetadata")
     if raw is None:
         return None
+    info = raw.get("valueType")
     low_type, low = unwrap(raw.get("minValue"))
     high_type, high = unwrap(raw.get("maxValue"))
+    low, high = logical_value(low, low_type, info), logical_value(high, high_type, info)
+    if raw.get("valueCount") is not None and raw.get("nullCount") == raw.get("valueCount"):
+        low = high = None  # only nulls: Hudi 1.2 writes the type's zero (0, false, the epoch) as min and max
     return ColumnStats(
         file_name=raw.get("fileName"), column_name=str(raw.get("columnName") or ""),
         min_value=low, max_value=high, value_type=low_type or high_type,
@@ -215,6 +222,70 @@ def unwrap(wrapped: Any) -> tuple[str | None, WrappedValue]:
     if isinstance(wrapped, Mapping):  # a union of one record type
         return None, wrapped.get("value")
     return None, wrapped
+
+
+class ValueType(enum.IntEnum):
+    """Hudi 1.1+'s `ValueType` ordinals (`valueType.typeOrdinal` of column stats)."""
+
+    V1 = 0
+    NULL = 1
+    BOOLEAN = 2
+    INT = 3
+    LONG = 4
+    FLOAT = 5
+    DOUBLE = 6
+    STRING = 7
+    BYTES = 8
+    FIXED = 9
+    DECIMAL = 10
+    UUID = 11
+    DATE = 12
+    TIME_MILLIS = 13
+    TIME_MICROS = 14
+    TIMESTAMP_MILLIS = 15
+    TIMESTAMP_MICROS = 16
+    TIMESTAMP_NANOS = 17
+    LOCAL_TIMESTAMP_MILLIS = 18
+    LOCAL_TIMESTAMP_MICROS = 19
+    LOCAL_TIMESTAMP_NANOS = 20
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_BY_WRAPPER = {"DateWrapper": ValueType.DATE, "LocalDateWrapper": ValueType.DATE,
+               "TimestampMicrosWrapper": ValueType.TIMESTAMP_MICROS, "TimeMicrosWrapper": ValueType.TIME_MICROS}
+_UNITS = {ValueType.TIME_MILLIS: 1000, ValueType.TIME_MICROS: 1, ValueType.TIMESTAMP_MILLIS: 1000,
+          ValueType.TIMESTAMP_MICROS: 1, ValueType.LOCAL_TIMESTAMP_MILLIS: 1000,
+          ValueType.LOCAL_TIMESTAMP_MICROS: 1}
+
+
+def logical_value(value: WrappedValue, wrapper: str | None, info: Mapping[str, Any] | None) -> WrappedValue:
+    """A wrapped min or max as the column's value: by `valueType` when written (Hudi 1.1+),
+    else by the wrapper (`DateWrapper` days, `TimestampMicrosWrapper` microseconds)."""
+    if value is None:
+        return None
+    ordinal = int(info.get("typeOrdinal") or 0) if isinstance(info, Mapping) else 0
+    kind = ValueType(ordinal) if ordinal in ValueType._value2member_map_ else ValueType.V1
+    if kind is ValueType.V1:
+        kind = _BY_WRAPPER.get(wrapper or "", ValueType.V1)
+    if kind is ValueType.DECIMAL and isinstance(value, bytes | bytearray):
+        scale = int(str((info or {}).get("additionalInfo") or "0,0").split(",")[-1])
+        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-scale)
+    if kind is ValueType.DATE and isinstance(value, int):
+        return _EPOCH.date() + datetime.timedelta(days=value)
+    if kind is ValueType.UUID and isinstance(value, bytes | bytearray) and len(value) == 16:
+        return uuid.UUID(bytes=bytes(value))
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    if kind in (ValueType.TIMESTAMP_NANOS, ValueType.LOCAL_TIMESTAMP_NANOS):
+        micros = value // 1000
+    elif kind in _UNITS:
+        micros = value * _UNITS[kind]
+    else:
+        return value
+    if kind in (ValueType.TIME_MILLIS, ValueType.TIME_MICROS):
+        return (datetime.datetime.min + datetime.timedelta(microseconds=micros)).time()
+    moment = _EPOCH + datetime.timedelta(microseconds=micros)
+    return moment.replace(tzinfo=None) if kind.name.startswith("LOCAL_") else moment
 
 
 def _shown(key: bytes | None) -> str:
