@@ -208,3 +208,18 @@ def test_partition_stats_bound_each_partitions_rows(hudi_tables: dict[str, Gener
             present = [r[column] for r in mine if r[column] is not None]
             if present:
                 assert got.min_value <= min(present) and max(present) <= got.max_value, (partition, column, got)
+
+
+@pytest.mark.parametrize("recipe", [r for r in WITH_MDT if RECIPES[r].version >= 8])
+def test_hudi_rs_plans_from_its_metadata_listing_the_slices_the_shim_plans(hudi_tables: dict[str, GeneratedTable],
+                                                                           recipe: str) -> None:
+    hudi = pytest.importorskip("hudi", reason="hudi-rs (pip install hudi) is a test dependency")
+    table = shim.open_table(hudi_tables[recipe].path)
+    listing = metadata_listing(table.path, table.config, table.active_timeline, None)
+    ours = sorted((s.partition_path, s.file_id, s.base_file.name if s.base_file else "",
+                   tuple(sorted(log.name for log in s.log_files)))
+                  for s in file_slices_as_of(table.path, listing.partitions(), table.active_timeline, None,
+                                             groups=listing.file_groups()))
+    theirs = sorted((s.partition_path, s.file_id, s.base_file_name, tuple(sorted(s.log_file_names)))
+                    for s in hudi.HudiTableBuilder.from_base_uri(table.path).build().get_file_slices())
+    assert ours == theirs
