@@ -104,18 +104,20 @@ class HFileReader:
             raise self._corrupt(exc) from None
 
     @classmethod
-    def open(cls, path: str, *, whole_file_bytes: int = WHOLE_FILE_BYTES) -> HFileReader:
-        """Open the HFile at `path` (any storage `shim.storage` reads).
+    def open(cls, path: str, *, size: int | None = None, whole_file_bytes: int = WHOLE_FILE_BYTES) -> HFileReader:
+        """Open the HFile at `path` (any storage `shim.storage` reads); `size`: its size, when a
+        listing gave it (spares a request on an object store).
 
         Raises:
             CorruptFileError: the file does not follow the HFile version 3 layout (naming the offset).
             UnsupportedFeatureError: a compression codec other than gzip or none.
             FileGoneError: the file does not exist.
         """
-        try:
-            size = storage.file_size(path)
-        except FileNotFoundError:
-            raise file_gone(path) from None
+        if size is None or size <= 0:
+            try:
+                size = storage.file_size(path)
+            except FileNotFoundError:
+                raise file_gone(path) from None
         data = storage.read_bytes(path) if size <= whole_file_bytes else None
         if data is not None and len(data) != size:
             size = len(data)

@@ -109,7 +109,7 @@ class MetadataPartition:
         assert path is not None and file_slice.base_file is not None
         reader = self._bases.get(path)
         if reader is None:
-            reader = self._bases[path] = HFileReader.open(path)
+            reader = self._bases[path] = HFileReader.open(path, size=file_slice.base_file.size)
             self.stats.base_files += 1
         decoder = self._decoder(reader, path, None)
         instant = file_slice.base_file.instant_time
