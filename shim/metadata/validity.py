@@ -88,8 +88,12 @@ def validity(data: Timeline, mdt: Timeline, rolled_back: Iterable[str] = ()) -> 
                             "(not completed, pending, archived or rolled back)")
     compactions = [i.requested_time for i in mdt_completed if i.action is Action.COMMIT]
     newest_base = max(compactions, key=instant_key, default=None)
+    finished = {i.requested_time: i.completion_time for i in mdt_completed}
     for time in sorted(deltacommits & pending):
-        if newest_base is not None and instant_key(time) < instant_key(newest_base):
+        # A compaction holds the deltacommits completed before it was requested (those requested
+        # before it, on timeline layout 1, which records no completion times).
+        done = finished.get(time) or time
+        if newest_base is not None and instant_key(done) < instant_key(newest_base):
             problems.append(f"metadata table compaction {newest_base} includes deltacommit {time}, whose data instant "
                             "is not completed")
     own = [i.requested_time for i in mdt.instants if not is_initialization(i.requested_time)]

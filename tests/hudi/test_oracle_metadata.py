@@ -12,6 +12,7 @@ length 7` from `GenericData$Record.put`.)"""
 from __future__ import annotations
 
 import datetime
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,30 @@ def test_hudi_rs_plans_from_its_metadata_listing_the_slices_the_shim_plans(hudi_
     theirs = sorted((s.partition_path, s.file_id, s.base_file_name, tuple(sorted(s.log_file_names)))
                     for s in hudi.HudiTableBuilder.from_base_uri(table.path).build().get_file_slices())
     assert ours == theirs
+
+
+def test_the_mdt_commit_of_a_compaction_that_did_not_complete_is_ignored(hudi_tables: dict[str, GeneratedTable],
+                                                                         tmp_path: Path) -> None:
+    """A crash after the metadata table committed the last data compaction and before the data
+    table did (its commit file removed from a copy): the compaction's new base files, their column
+    stats and bloom filters are not listed; the MDT compaction before it (requested while the
+    previous deltacommit was running, so holding only what completed before) stays usable."""
+    copy = tmp_path / "table"
+    shutil.copytree(hudi_tables[INDEXES].path, copy)
+    timeline = copy / ".hoodie" / "timeline"
+    last = max((p for p in timeline.iterdir() if p.name.endswith(".commit")), key=lambda p: p.name)
+    compaction = last.name.split("_")[0]
+    last.unlink()
+    table = shim.open_table(copy)
+    mdt = MetadataTable.open(table.path, table.active_timeline)
+    assert mdt.unusable_reason() is None
+    orphans = {(p.parent.name, p.name) for p in copy.glob(f"*/*_{compaction}.parquet")}
+    assert orphans
+    listed = mdt.all_files()
+    assert not {(p, n) for p, names in listed.items() for n in names} & orphans
+    assert all(mdt.bloom_filter(p, n) is None for p, n in orphans)
+    assert mdt.column_stats({p: [n] for p, n in orphans}, ["id"]) == {}
+    listing = metadata_listing(table.path, table.config, table.active_timeline, None)
+    partitions = list_partitions(table.path, table.config)
+    assert (file_slices_as_of(table.path, partitions, table.active_timeline, None, groups=listing.file_groups())
+            == file_slices_as_of(table.path, partitions, table.active_timeline, None))

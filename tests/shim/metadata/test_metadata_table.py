@@ -188,12 +188,10 @@ def test_keys_are_built_as_hudi_builds_them(trips: shim.Table) -> None:
 
 def test_an_mdt_commit_of_a_write_that_did_not_complete_is_ignored(trips_copy: Path) -> None:
     """A crash after the metadata table committed deltacommit 20251220210130911 and before the data
-    table did, while an MDT compaction was still pending: the MDT's log blocks of that instant
-    must not list the log file the write left."""
-    timeline = trips_copy / ".hoodie" / "timeline"
-    mdt_timeline = trips_copy / ".hoodie" / "metadata" / ".hoodie" / "timeline"
-    (timeline / "20251220210130911_20251220210131755.deltacommit").unlink()
-    (mdt_timeline / "20251220210130942_20251220210131219.commit").unlink()  # the compaction, now pending
+    table did: the MDT's log blocks of that instant must not list the log file the write left.
+    (The MDT compaction requested at 20251220210130942 does not hold it: the deltacommit completed
+    after, at 20251220210131727, so its log starts the compacted slice's logs.)"""
+    (trips_copy / ".hoodie" / "timeline" / "20251220210130911_20251220210131755.deltacommit").unlink()
     table = shim.open_table(trips_copy)
     mdt = MetadataTable.open(table.path, table.active_timeline)
     assert mdt.unusable_reason() is None
@@ -201,18 +199,29 @@ def test_an_mdt_commit_of_a_write_that_did_not_complete_is_ignored(trips_copy: P
     assert (trips_copy / "city=sao_paulo" / orphan).exists()
     assert orphan not in mdt.files("city=sao_paulo")
     assert len(mdt.files("city=sao_paulo")) == 3
-    assert mdt.stats.log_blocks > 0  # read from the slices before the pending compaction
     assert metadata_listing(table.path, table.config, table.active_timeline, None).reason is None
 
 
-def test_an_mdt_compaction_over_a_write_that_did_not_complete_makes_it_unusable(trips_copy: Path) -> None:
+def test_with_the_mdt_compaction_pending_the_slices_before_it_are_read(trips_copy: Path) -> None:
     (trips_copy / ".hoodie" / "timeline" / "20251220210130911_20251220210131755.deltacommit").unlink()
+    (trips_copy / ".hoodie" / "metadata" / ".hoodie" / "timeline" / "20251220210130942_20251220210131219.commit").unlink()
+    table = shim.open_table(trips_copy)
+    mdt = MetadataTable.open(table.path, table.active_timeline)
+    assert len(mdt.files("city=sao_paulo")) == 3
+    assert mdt.stats.base_files == 1 and mdt.stats.log_blocks == 7  # the init base file, then a log per commit
+
+
+def test_an_mdt_compaction_over_a_write_that_did_not_complete_makes_it_unusable(trips_copy: Path) -> None:
+    """The data table's compaction 20251220210129235 left pending (its commit file removed from a
+    copy), while the MDT compacted its deltacommit (completed at 20251220210129845) into the base
+    file of compaction 20251220210130942."""
+    (trips_copy / ".hoodie" / "timeline" / "20251220210129235_20251220210129883.commit").unlink()
     table = shim.open_table(trips_copy)
     mdt = MetadataTable.open(table.path, table.active_timeline)
     assert mdt.unusable_reason() == ("metadata table compaction 20251220210130942 includes deltacommit "
-                                     "20251220210130911, whose data instant is not completed")
+                                     "20251220210129235, whose data instant is not completed")
     listing = metadata_listing(table.path, table.config, table.active_timeline, None)
-    assert listing.files is None and "20251220210130911" in (listing.reason or "")
+    assert listing.files is None and "20251220210129235" in (listing.reason or "")
     with pytest.raises(MetadataTableError, match="cannot be used"):
         mdt.files("city=sao_paulo")
 
