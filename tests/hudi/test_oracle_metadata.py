@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import shim
+from engines.hudi.failures import failed_write_table
 from engines.hudi.generate import GeneratedTable
 from engines.hudi.recipes import RECIPES
 from shim.bloom import BLOOM_FILTER_KEY, TYPE_CODE_KEY
@@ -251,3 +252,40 @@ def test_the_mdt_commit_of_a_compaction_that_did_not_complete_is_ignored(hudi_ta
     partitions = list_partitions(table.path, table.config)
     assert (file_slices_as_of(table.path, partitions, table.active_timeline, None, groups=listing.file_groups())
             == file_slices_as_of(table.path, partitions, table.active_timeline, None))
+
+
+@pytest.mark.parametrize("recipe", ["mor_metadata_indexes", "mor_v6_parquet"])
+def test_a_failed_write_and_its_rollback_list_as_storage_does(hudi_tables: dict[str, GeneratedTable],
+                                                              recipe: str) -> None:
+    """Hudi writes an UPDATE's files, fails its pre-commit validation, and rolls the write back
+    when the next UPDATE starts (`engines.hudi.failures`): version 9 deletes the failed write's
+    log files, version 6 appends a rollback command block in a new log file version and records
+    both in a metadata table deltacommit of the rollback."""
+    path = failed_write_table(recipe)
+    table = shim.open_table(path)
+    timeline = table.active_timeline
+    [rollback] = [i for i in timeline.instants if i.action is Action.ROLLBACK and i.is_completed]
+    [failed] = timeline.read_raw(rollback)["commitsRollback"]  # type: ignore[misc]
+    assert not timeline.is_committed(str(failed))
+    mdt = MetadataTable.open(table.path, timeline)
+    assert mdt.unusable_reason() is None
+    assert str(failed) not in {i.requested_time for i in mdt._opened.timeline.instants}  # type: ignore[union-attr]
+    listing = metadata_listing(table.path, table.config, timeline, None)
+    partitions = list_partitions(table.path, table.config)
+    stored = list_file_groups(table.path, partitions)
+    assert _norm(listing.file_groups()) == _norm(stored)
+    if recipe == "mor_v6_parquet":  # the failed write's log file and the rollback's are listed, with their sizes
+        names = {n for files in (listing.files or {}).values() for n in files}
+        assert {".25e86965-e013-4975-be98-39b7a208757e-0_20261127090330579.log.5_0-350-646",
+                ".25e86965-e013-4975-be98-39b7a208757e-0_20261127090330579.log.6_0-350-646"} <= names
+    for write in table.with_archive().active_timeline.completed_writes():
+        at = metadata_listing(table.path, table.config, timeline, write.requested_time)
+        if at.files is not None:
+            assert (file_slices_as_of(table.path, partitions, timeline, write.requested_time, groups=at.file_groups())
+                    == file_slices_as_of(table.path, partitions, timeline, write.requested_time, groups=stored))
+    hudi_rows = pq.read_table(Path(path).parent / "reads" / "snapshot.parquet").sort_by("id")
+    ours = table.read().sort_by("id")
+    assert ours.column("id").to_pylist() == hudi_rows.column("id").to_pylist()
+    column, value = ("score", 99) if recipe == "mor_v6_parquet" else ("price", 99.5)
+    assert value not in ours.column(column).to_pylist()  # the failed UPDATE's value
+    assert ours.column(column).to_pylist() == hudi_rows.column(column).to_pylist()
