@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from shim.errors import CorruptFileError, UnsupportedFeatureError
 from shim.hfile import HFileReader
@@ -49,13 +49,13 @@ class Selection:
 
 @dataclass(slots=True)
 class ReadStats:
-    """What reading cost: base files opened, HFile blocks read, log files read."""
+    """What reading cost: base files opened, HFile blocks read (below their load-on-open
+    sections), log files read, log blocks of valid instants used."""
 
     base_files: int = 0
     hfile_blocks: int = 0
     log_files: int = 0
     log_blocks: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
 
 class MetadataPartition:

@@ -4,8 +4,10 @@ a log block, the bloom filter meta block, and corrupt bytes."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,61 @@ def test_hbase_written_hfiles_with_multi_level_indexes(tmp_path: Path) -> None:
             for key, value in pairs[:: max(len(pairs) // 40, 1)]:
                 assert reader.get(key) == value or b"non_unique" in path.name.encode()
     assert seen_levels >= {1, 2, 3}
+
+
+def _block(magic: bytes, data: bytes) -> bytes:
+    """A gzip block as HFile writers lay it out (no checksums)."""
+    packed = gzip.compress(data)
+    return (magic + struct.pack(">iiqBii", len(packed), len(data), -1, 0, 16384, 33 + len(packed)) + packed)
+
+
+def _pb(number: int, value: int | bytes) -> bytes:
+    def varint(v: int) -> bytes:
+        out = bytearray()
+        while True:
+            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+            v >>= 7
+            if not v:
+                return bytes(out)
+    if isinstance(value, bytes):
+        return varint(number << 3 | 2) + varint(len(value)) + value
+    return varint(number << 3) + varint(value)
+
+
+def two_level_copy(data: bytes) -> bytes:
+    """The HFile `data` (one data block, gzip) with its data index one level deeper: the root
+    names a leaf index block, which names the data block. Data, meta index and file info blocks
+    are the original's bytes."""
+    reader = HFileReader.from_bytes(data, "original")
+    trailer = reader.trailer
+    [entry] = reader._root
+    section = data[trailer.load_on_open_offset:len(data) - 4096]
+    root_size = 33 + struct.unpack_from(">i", section, 8)[0]
+    rest = section[root_size:]  # the meta index and file info blocks, as written
+    first_key = (struct.pack(">h", len(entry.first_key)) + entry.first_key + b"\x00"  # row, no family,
+                 + struct.pack(">q", 2**63 - 1) + b"\x04")  # the latest timestamp, a Put
+    leaf_entry = struct.pack(">qi", entry.offset, entry.size) + first_key
+    leaf = _block(b"IDXLEAF2", struct.pack(">iii", 1, 0, len(leaf_entry)) + leaf_entry)
+    leaf_offset = trailer.load_on_open_offset
+    root_entry = struct.pack(">qi", leaf_offset, len(leaf)) + bytes([len(first_key)]) + first_key
+    root = _block(b"IDXROOT2", root_entry + struct.pack(">qii", leaf_offset, len(leaf), 0))
+    load_on_open = leaf_offset + len(leaf)
+    message = b"".join([_pb(1, load_on_open), _pb(2, load_on_open),  # (the file info offset: unread)
+                        _pb(5, 1), _pb(6, trailer.meta_index_count), _pb(7, trailer.entry_count), _pb(8, 2),
+                        _pb(9, 0), _pb(10, leaf_offset), _pb(11, trailer.comparator.encode()), _pb(12, trailer.codec)])
+    tail = b'TRABLK"$' + bytes([len(message)]) + message
+    tail += b"\x00" * (4096 - 4 - len(tail)) + struct.pack(">i", (trailer.minor_version << 24) | 3)
+    return data[:leaf_offset] + leaf + root + rest + tail
+
+
+def test_a_two_level_index_is_descended_one_block_per_level(mdt: Path) -> None:
+    original = (mdt / "column_stats" / "col-stats-0000-0_11-1133-3290_20251220210130942.hfile").read_bytes()
+    pairs = list(HFileReader.from_bytes(original, "original").scan())
+    deeper = HFileReader.from_bytes(two_level_copy(original), "two-level")
+    assert deeper.trailer.data_index_levels == 2
+    assert list(deeper.scan()) == pairs
+    for key, value in pairs[::7]:
+        reader = HFileReader.from_bytes(two_level_copy(original), "two-level")
+        assert reader.get(key) == value
+        assert reader.blocks_read == 2  # the leaf index block, then the data block
+    assert list(deeper.prefixed(pairs[5][0][:12])) == [p for p in pairs if p[0].startswith(pairs[5][0][:12])]
