@@ -30,6 +30,9 @@ from shim.hfile import HFileReader
 from shim.layout.partitions import list_partitions
 from shim.layout.slices import list_file_groups
 from shim.metadata import metadata_listing
+from shim.storage import LocalStorage
+
+LOCAL = LocalStorage("/")
 
 
 def best(repeat: int, action: Callable[[], object]) -> float:
@@ -42,12 +45,12 @@ def best(repeat: int, action: Callable[[], object]) -> float:
 
 
 def storage_listing(table: shim.Table) -> int:
-    partitions = list_partitions(table.path, table.config)
-    return sum(len(g.base_files) + len(g.log_files) for g in list_file_groups(table.path, partitions))
+    partitions = list_partitions(table.storage, table.config)
+    return sum(len(g.base_files) + len(g.log_files) for g in list_file_groups(table.storage, partitions))
 
 
 def mdt_listing(table: shim.Table) -> int:
-    listing = metadata_listing(table.path, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
     assert listing.files is not None, listing.reason
     return sum(len(files) for files in listing.files.values())
 
@@ -116,13 +119,13 @@ def hfiles(paths: list[Path], repeat: int) -> None:
 
 
 def hfile(path: Path, repeat: int) -> None:
-    reader = HFileReader.open(str(path))
+    reader = HFileReader.open(LOCAL, str(path))
     keys = [key for key, _ in reader.scan()]
     middle = keys[len(keys) // 2]
-    scan = best(repeat, lambda: sum(1 for _ in HFileReader.open(str(path)).scan()))
+    scan = best(repeat, lambda: sum(1 for _ in HFileReader.open(LOCAL, str(path)).scan()))
 
     def lookup() -> int:
-        found = HFileReader.open(str(path))
+        found = HFileReader.open(LOCAL, str(path))
         assert found.get(middle) is not None
         return found.blocks_read
 

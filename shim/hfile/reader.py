@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from shim import storage
 from shim.errors import CorruptFileError, UnsupportedFeatureError, file_gone, is_missing_file
 from shim.hfile.format import (
     HEADER_SIZE,
@@ -39,6 +38,7 @@ from shim.hfile.format import (
     pb_varint,
     vlong,
 )
+from shim.storage import Storage
 
 WHOLE_FILE_BYTES = 1 << 20
 """Files up to this size are read whole when opened (one request); larger ones by ranges."""
@@ -60,18 +60,18 @@ class IndexEntry:
 class _Source:
     """The file's bytes: all of them in memory, or read by ranges from storage."""
 
-    def __init__(self, path: str, size: int, data: bytes | None) -> None:
-        self.path, self.size, self.data = path, size, data
+    def __init__(self, path: str, size: int, data: bytes | None, storage: Storage | None = None) -> None:
+        self.path, self.size, self.data, self.storage = path, size, data, storage
         self.reads = 0
 
     def read(self, offset: int, count: int) -> bytes:
         if offset < 0 or count < 0 or offset + count > self.size:
             raise Corrupt(offset, f"a range of {count} bytes at {offset} lies outside the file's {self.size} bytes")
-        if self.data is not None:
-            return self.data[offset:offset + count]
+        if self.data is not None or self.storage is None:
+            return (self.data or b"")[offset:offset + count]
         self.reads += 1
         try:
-            chunk = storage.read_range(self.path, offset, count)
+            chunk = self.storage.read_range(self.path, offset, count)
         except OSError as exc:
             if is_missing_file(exc):
                 raise file_gone(self.path) from exc
@@ -104,15 +104,18 @@ class HFileReader:
             raise self._corrupt(exc) from None
 
     @classmethod
-    def open(cls, path: str, *, size: int | None = None, whole_file_bytes: int = WHOLE_FILE_BYTES) -> HFileReader:
-        """Open the HFile at `path` (any storage `shim.storage` reads); `size`: its size, when a
-        listing gave it (spares a request on an object store).
+    def open(cls, storage: Storage, path: str, *, size: int | None = None,
+             whole_file_bytes: int = WHOLE_FILE_BYTES) -> HFileReader:
+        """Open the HFile at `path` on `storage`; `size`: its size, when a listing gave it (spares
+        a request on an object store).
 
         Raises:
             CorruptFileError: the file does not follow the HFile version 3 layout (naming the offset).
             UnsupportedFeatureError: a compression codec other than gzip or none.
             FileGoneError: the file does not exist.
         """
+        if size is None or size <= 0:
+            size = storage.known_size(path)
         if size is None or size <= 0:
             try:
                 size = storage.file_size(path)
@@ -121,7 +124,7 @@ class HFileReader:
         data = storage.read_bytes(path) if size <= whole_file_bytes else None
         if data is not None and len(data) != size:
             size = len(data)
-        return cls(_Source(path, size, data))
+        return cls(_Source(path, size, data, storage))
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str, *, offset: int = 0) -> HFileReader:

@@ -15,6 +15,7 @@ from shim.files import parse_base_file, parse_log_file
 from shim.layout.slices import FileGroupFiles
 from shim.metadata.table import MetadataTable
 from shim.properties import TableConfig
+from shim.storage import Storage
 from shim.timeline.timeline import Timeline
 
 
@@ -50,13 +51,13 @@ class MetadataListing:
         return [groups[key] for key in sorted(groups)]
 
 
-def metadata_listing(table_path: str, config: TableConfig, timeline: Timeline,
+def metadata_listing(storage: Storage, config: TableConfig, timeline: Timeline,
                      read_instant: str | None) -> MetadataListing:
-    """The files of every partition of the table at `table_path` as its MDT lists them, when it can
+    """The files of every partition of the table at the storage's root as its MDT lists them, when it can
     serve a read as of `read_instant` (None: the latest); else None, with the reason to list
     storage instead. Like a storage listing, it holds files of commits after `read_instant`
     (planning leaves them out)."""
-    mdt = MetadataTable.open(table_path, timeline, read_instant, config=config)
+    mdt = MetadataTable.open(storage, timeline, read_instant, config=config)
     reason = mdt.unusable_reason()
     if reason is not None:
         return MetadataListing(None, reason)

@@ -26,6 +26,7 @@ from shim.metadata.keys import file_group_index
 from shim.metadata.merge import merge_versions
 from shim.metadata.records import MetadataRecord, ValueDecoder
 from shim.read.log_blocks import VisibleBlock, visible_blocks
+from shim.storage import Storage
 from shim.timeline.timeline import Timeline
 
 _I32 = struct.Struct(">i")
@@ -61,9 +62,10 @@ class ReadStats:
 class MetadataPartition:
     """The latest file slices of one MDT partition, read under one MDT timeline and read instant."""
 
-    def __init__(self, mdt_path: str, name: str, slices: Sequence[FileSlice], timeline: Timeline,
+    def __init__(self, storage: Storage, name: str, slices: Sequence[FileSlice], timeline: Timeline,
                  read_instant: str, is_valid: Callable[[str], bool], stats: ReadStats | None = None) -> None:
-        self.mdt_path, self.name = mdt_path, name
+        """`storage`: the metadata table's (its root the MDT's base path)."""
+        self.storage, self.mdt_path, self.name = storage, storage.root, name
         self.slices = sorted(slices, key=lambda s: s.file_id)
         self._timeline, self._read_instant, self._is_valid = timeline, read_instant, is_valid
         self.stats = stats or ReadStats()
@@ -109,7 +111,7 @@ class MetadataPartition:
         assert path is not None and file_slice.base_file is not None
         reader = self._bases.get(path)
         if reader is None:
-            reader = self._bases[path] = HFileReader.open(path, size=file_slice.base_file.size)
+            reader = self._bases[path] = HFileReader.open(self.storage, path, size=file_slice.base_file.size)
             self.stats.base_files += 1
         decoder = self._decoder(reader, path, None)
         instant = file_slice.base_file.instant_time

@@ -13,10 +13,10 @@ read instant may have removed files such a read needs, so it makes the MDT unusa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from shim import storage
 from shim.errors import HudiShimError
 from shim.files import parse_base_file, parse_log_file
 from shim.layout.slices import file_slices_as_of
@@ -35,6 +35,7 @@ from shim.metadata.records import (
 )
 from shim.metadata.validity import Validity, rolled_back_commits, validity
 from shim.properties import SUPPORTED_TABLE_VERSIONS, TableConfig, find_config_file, parse_properties
+from shim.storage import Storage, paths
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.timeline import Timeline
 
@@ -46,6 +47,7 @@ BLOOM_FILTERS = "bloom_filters"
 SECONDARY_INDEX_PREFIX = "secondary_index_"
 METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
 INFLIGHT_PARTITIONS = "hoodie.table.metadata.partitions.inflight"
+INDEX_DEFINITIONS = "hoodie.table.index.defs.path"
 
 
 class MetadataTableError(HudiShimError):
@@ -64,7 +66,8 @@ class MetadataTable:
     """The metadata table of one data table, as of the data table's timeline `data_timeline`.
 
     Attributes:
-        table_path: the data table.
+        storage: the data table's storage.
+        table_path: the data table (the storage's root).
         path: the metadata table (`<table>/.hoodie/metadata`).
         enabled_partitions: MDT partitions the data table lists as built
             (`hoodie.table.metadata.partitions`) and not being built.
@@ -72,10 +75,12 @@ class MetadataTable:
         stats: files and blocks read so far.
     """
 
-    def __init__(self, table_path: str, data_timeline: Timeline, as_of: str | None = None, *,
+    def __init__(self, storage: Storage, data_timeline: Timeline, as_of: str | None = None, *,
                  config: TableConfig | None = None) -> None:
-        self.table_path = table_path
-        self.path = storage.join(table_path, ".hoodie", "metadata")
+        self.storage = storage
+        self.table_path = storage.root
+        self.path = paths.metadata_table(storage.root)
+        self._mdt_storage = storage.within(self.path)
         self.data_timeline = data_timeline
         self.as_of = as_of
         self.stats = ReadStats()
@@ -86,33 +91,35 @@ class MetadataTable:
         self._opened: _Opened | None = None
         self._problem: str | None = None
         self._partitions: dict[str, MetadataPartition] = {}
+        self._secondary: dict[str, str] | None = None
         self._open()
 
     @classmethod
-    def open(cls, table_path: str, data_timeline: Timeline, as_of: str | None = None, *,
+    def open(cls, storage: Storage, data_timeline: Timeline, as_of: str | None = None, *,
              config: TableConfig | None = None) -> MetadataTable:
-        """The metadata table of the table at `table_path` whose timeline is `data_timeline`, for
+        """The metadata table of the table at the storage's root whose timeline is `data_timeline`, for
         reads as of `as_of` (None: the latest). Never raises for a missing, lagging or broken MDT:
         `unusable_reason` says why it cannot serve a read. `config`: the data table's config
         (default: the timeline's)."""
-        return cls(table_path, data_timeline, as_of, config=config)
+        return cls(storage, data_timeline, as_of, config=config)
 
     def _open(self) -> None:
-        found = find_config_file(self.path)
         if FILES not in self.enabled_partitions:
             state = "is being built" if FILES in self.inflight_partitions else "is not listed"
             self._problem = (f"the metadata table's files partition {state} in {METADATA_PARTITIONS} of "
                              f"{self.config.path or self.table_path}")
             return
+        found = find_config_file(self._mdt_storage)
         if found is None:
             self._problem = f"no metadata table at {self.path}"
             return
-        config = TableConfig(parse_properties(storage.read_text(found)), found)
+        # Not validated as a data table's: its base files are HFiles.
+        config = TableConfig(parse_properties(self._mdt_storage.read_text(found)), found)
         if config.version not in SUPPORTED_TABLE_VERSIONS or config.timeline_layout_version not in (1, 2):
             self._problem = (f"metadata table version {config.version} (timeline layout "
                              f"{config.timeline_layout_version}) is not one hudi-shim reads")
             return
-        timeline = Timeline.load(self.path, config)
+        timeline = Timeline.load(self._mdt_storage, config)
         completed = [i for i in timeline.instants if i.is_completed]
         if not completed:
             self._problem = "the metadata table has no completed commit"
@@ -169,9 +176,10 @@ class MetadataTable:
         opened = self._require(name)
         found = self._partitions.get(name)
         if found is None:
-            slices = file_slices_as_of(self.path, [name], opened.timeline, None)
+            slices = file_slices_as_of(self._mdt_storage, [name], opened.timeline, None)
             found = self._partitions[name] = MetadataPartition(
-                self.path, name, slices, opened.timeline, opened.read_instant, opened.validity.is_valid, self.stats)
+                self._mdt_storage, name, slices, opened.timeline, opened.read_instant, opened.validity.is_valid,
+                self.stats)
         return found
 
     def _read(self, partition: str, selection: Selection) -> dict[str, MetadataRecord]:
@@ -276,9 +284,46 @@ class MetadataTable:
 
     def bloom_filter(self, partition: str, file_name: str) -> BloomFilterEntry | None:
         """The bloom filter the `bloom_filters` partition keeps for a base file."""
-        key = mdt_keys.bloom_filter_key(partition, file_name)
-        record = self._read(BLOOM_FILTERS, Selection(keys=frozenset([key]))).get(key)
-        return None if record is None else bloom_filter_entry(record)
+        return self.bloom_filters({partition: [file_name]}).get((partition, file_name))
+
+    def bloom_filters(self, files: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], BloomFilterEntry]:
+        """(partition, file name) -> bloom filter, for the given base files (partition -> names)
+        that the `bloom_filters` partition keeps one for."""
+        keyed = {mdt_keys.bloom_filter_key(partition, name): (partition, name)
+                 for partition, names in files.items() for name in names}
+        found = {}
+        for key, record in self._read(BLOOM_FILTERS, Selection(keys=frozenset(keyed))).items():
+            entry = bloom_filter_entry(record)
+            if entry is not None and key in keyed:
+                found[keyed[key]] = entry
+        return found
+
+    def secondary_indexes(self) -> dict[str, str]:
+        """Column -> the secondary index partition on it (`secondary_index_<name>`), for the
+        secondary indexes built on one column as it is (Hudi's index definitions, `identity`)."""
+        if self._secondary is None:
+            self._secondary = self._secondary_indexes()
+        return dict(self._secondary)
+
+    def _secondary_indexes(self) -> dict[str, str]:
+        relative = self.config.get(INDEX_DEFINITIONS)
+        built = [p for p in self.enabled_partitions if p.startswith(SECONDARY_INDEX_PREFIX)]
+        if not relative or not built:
+            return {}
+        try:
+            text = self.storage.read_text(paths.table_file(self.table_path, relative))
+            definitions = json.loads(text).get("indexDefinitions") or {}
+        except (FileNotFoundError, ValueError, AttributeError):
+            return {}
+        found = {}
+        for name in built:
+            definition = definitions.get(name)
+            if not isinstance(definition, dict):
+                continue
+            fields = definition.get("sourceFields") or []
+            if len(fields) == 1 and str(definition.get("indexFunction") or "identity") == "identity":
+                found[str(fields[0])] = name
+        return found
 
     def secondary_index(self, index: str, secondary_keys: Iterable[str]) -> dict[str, list[str]]:
         """Secondary key -> record keys, from the secondary index partition `index`

@@ -17,6 +17,7 @@ from shim.errors import CorruptFileError, UnsupportedFeatureError
 from shim.hfile import HFileReader
 from shim.log.blocks import BlockType
 from shim.log.reader import read_log_file
+from tests.local import LOCAL
 
 TRIPS = "trips__mor__avro__v8_trips_8i3u1d"
 
@@ -34,7 +35,7 @@ def test_scan_every_hfile_yields_the_trailers_count_in_key_order(mdt: Path) -> N
     files = _hfiles(mdt)
     assert len(files) == 24
     for path in files:
-        reader = HFileReader.open(str(path))
+        reader = HFileReader.open(LOCAL, str(path))
         pairs = list(reader.scan())
         keys = [key for key, _ in pairs]
         assert len(pairs) == reader.entry_count, path
@@ -42,11 +43,11 @@ def test_scan_every_hfile_yields_the_trailers_count_in_key_order(mdt: Path) -> N
         if keys:  # (two record index file groups hold no key)
             assert keys[0] == reader.file_info[b"minRecordKey"], path
             assert keys[-1] == reader.file_info[b"maxRecordKey"] == reader.last_key, path
-    assert sum(HFileReader.open(str(p)).entry_count == 0 for p in files) == 2
+    assert sum(HFileReader.open(LOCAL, str(p)).entry_count == 0 for p in files) == 2
 
 
 def test_files_partition_base_file_holds_the_partition_list_and_three_partitions(mdt: Path) -> None:
-    reader = HFileReader.open(str(mdt / "files" / "files-0000-0_23-1133-3302_20251220210130942.hfile"))
+    reader = HFileReader.open(LOCAL, str(mdt / "files" / "files-0000-0_23-1133-3302_20251220210130942.hfile"))
     assert [key for key, _ in reader.scan()] == [b"__all_partitions__", b"city=chennai", b"city=san_francisco",
                                                  b"city=sao_paulo"]
     assert reader.trailer.codec == 1 and reader.trailer.data_index_levels == 1
@@ -54,13 +55,13 @@ def test_files_partition_base_file_holds_the_partition_list_and_three_partitions
 
 def test_get_finds_every_key_reading_one_data_block_each(mdt: Path) -> None:
     path = str(mdt / "column_stats" / "col-stats-0000-0_11-1133-3290_20251220210130942.hfile")
-    pairs = dict(HFileReader.open(path).scan())
+    pairs = dict(HFileReader.open(LOCAL, path).scan())
     assert len(pairs) == 48
     for key, value in pairs.items():
-        reader = HFileReader.open(path)
+        reader = HFileReader.open(LOCAL, path)
         assert reader.get(key) == value
         assert reader.blocks_read == 1
-    reader = HFileReader.open(path)
+    reader = HFileReader.open(LOCAL, path)
     first, last = min(pairs), max(pairs)
     assert reader.get(first[:-1]) is None  # before the first key
     assert reader.get(last + b"~") is None  # after the last
@@ -70,7 +71,7 @@ def test_get_finds_every_key_reading_one_data_block_each(mdt: Path) -> None:
 
 def test_prefixed_returns_exactly_the_keys_with_the_prefix(mdt: Path) -> None:
     path = str(mdt / "column_stats" / "col-stats-0001-0_12-1133-3291_20251220210130942.hfile")
-    reader = HFileReader.open(path)
+    reader = HFileReader.open(LOCAL, path)
     pairs = list(reader.scan())
     prefixes = {key[:n] for key, _ in pairs for n in (1, 12, 24, 30)} | {b"", b"zzz", b"A"}
     for prefix in sorted(prefixes):
@@ -80,8 +81,8 @@ def test_prefixed_returns_exactly_the_keys_with_the_prefix(mdt: Path) -> None:
 
 def test_ranged_reads_read_the_tail_then_only_what_a_call_needs(mdt: Path) -> None:
     path = str(mdt / "record_index" / "record-index-0001-0_2-1133-3281_20251220210130942.hfile")
-    whole = list(HFileReader.open(path).scan())
-    reader = HFileReader.open(path, whole_file_bytes=0)
+    whole = list(HFileReader.open(LOCAL, path).scan())
+    reader = HFileReader.open(LOCAL, path, whole_file_bytes=0)
     assert reader._source.reads == 2  # the trailer, then the load-on-open section
     assert reader.get(whole[0][0]) == whole[0][1]
     assert reader._source.reads == 3  # the one data block
@@ -91,7 +92,7 @@ def test_ranged_reads_read_the_tail_then_only_what_a_call_needs(mdt: Path) -> No
 
 def test_hfile_data_block_of_a_log_file_reads_from_memory(mdt: Path) -> None:
     path = mdt / "files" / ".files-0000-0_20251220210108078.log.1_10-999-2838"
-    contents = read_log_file(str(path))
+    contents = read_log_file(LOCAL, str(path))
     [block] = contents.blocks
     assert block.block_type is BlockType.HFILE
     data = contents.data[block.content_offset:block.content_offset + block.content_length]
@@ -102,7 +103,7 @@ def test_hfile_data_block_of_a_log_file_reads_from_memory(mdt: Path) -> None:
 
 
 def test_bloom_filter_meta_block_holds_every_key(mdt: Path) -> None:
-    reader = HFileReader.open(str(mdt / "column_stats" / "col-stats-0000-0_11-1133-3290_20251220210130942.hfile"))
+    reader = HFileReader.open(LOCAL, str(mdt / "column_stats" / "col-stats-0000-0_11-1133-3290_20251220210130942.hfile"))
     bloom = DynamicBloomFilter.parse(reader.meta_block("bloomFilter") or b"")
     keys = [key.decode() for key, _ in reader.scan()]
     assert all(bloom.might_contain(key) for key in keys)
@@ -148,7 +149,7 @@ def test_truncated_files_name_the_file(mdt: Path, tmp_path: Path) -> None:
         target = tmp_path / f"cut-{size}.hfile"
         target.write_bytes(data[:size])
         with pytest.raises(CorruptFileError) as raised:
-            list(HFileReader.open(str(target)).scan())
+            list(HFileReader.open(LOCAL, str(target)).scan())
         assert raised.value.path == str(target)
 
 
@@ -160,7 +161,7 @@ def test_a_codec_hudi_never_writes_is_refused_by_name(mdt: Path, tmp_path: Path)
     target = tmp_path / "snappy.hfile"
     target.write_bytes(bytes(data))
     with pytest.raises(UnsupportedFeatureError, match="SNAPPY"):
-        HFileReader.open(str(target))
+        HFileReader.open(LOCAL, str(target))
 
 
 @pytest.mark.skipif(not os.environ.get("HUDI_SHIM_HFILE_FIXTURES"),
@@ -174,7 +175,7 @@ def test_hbase_written_hfiles_with_multi_level_indexes(tmp_path: Path) -> None:
         copy = tmp_path / path.name
         shutil.copy(path, copy)
         for whole in (1 << 30, 0):
-            reader = HFileReader.open(str(copy), whole_file_bytes=whole)
+            reader = HFileReader.open(LOCAL, str(copy), whole_file_bytes=whole)
             pairs = list(reader.scan())
             assert len(pairs) == reader.entry_count
             seen_levels.add(reader.trailer.data_index_levels)
