@@ -4,7 +4,7 @@ requests, the HTTP client and the CLI take theirs from here)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,6 +42,8 @@ class ScanOptions:
             skipped either way.
         changes: (start, end) for an incremental read: the latest values of the records written
             by commits in (start, end] (end None: latest).
+        metadata: False lists storage and opens footers even where the table's metadata table
+            could serve the read (None or True: as the table was opened, `open_table(metadata=...)`).
     """
 
     mode: str = "snapshot"
@@ -54,6 +56,7 @@ class ScanOptions:
     dictionary_strings: bool = False
     corrupt: CorruptMode = "error"
     changes: tuple[str, str | None] | None = None
+    metadata: bool | None = None
 
     def __post_init__(self) -> None:
         if self.columns is not None and not isinstance(self.columns, str | tuple):
@@ -77,11 +80,36 @@ class ScanOptions:
         return {"mode": self.mode, "columns": self.columns, "row_filter": self.filter, "as_of": self.as_of,
                 "include_meta": self.include_meta, "dictionary_partitions": self.dictionary_partitions,
                 "limit": self.limit, "dictionary_strings": self.dictionary_strings, "corrupt": self.corrupt,
-                "commit_range": self.changes}
+                "commit_range": self.changes, "metadata": self.metadata}
 
     def non_defaults(self) -> dict[str, Any]:
         """The options set to other values than their defaults, by name."""
         return {name: value for name in NAMES if not _is_default(value := getattr(self, name), _DEFAULTS[name])}
+
+
+METADATA_ENABLE = "hoodie.metadata.enable"
+"""Hudi's read option that turns the metadata table off ("false") or on ("true")."""
+
+
+def metadata_option(options: Mapping[str, str] | None, default: bool = True) -> bool:
+    """Whether to use the metadata table, from Hudi's option `hoodie.metadata.enable` in
+    `options` (`default` when absent).
+
+    Raises:
+        InvalidArgumentError: a value other than true or false, or an option hudi-shim does not take.
+    """
+    from shim.errors import InvalidArgumentError
+
+    options = dict(options or {})
+    value = options.pop(METADATA_ENABLE, None)
+    if options:
+        raise InvalidArgumentError(f"unknown read option {min(options)!r}; hudi-shim takes {METADATA_ENABLE}")
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise InvalidArgumentError(f"{METADATA_ENABLE}={value!r}: use true or false")
+    return text == "true"
 
 
 NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScanOptions))

@@ -191,6 +191,10 @@ class Storage(ABC):
         """The size of the file if a listing saw it (no request); None otherwise."""
         return None
 
+    def remember_sizes(self, sizes: Iterable[tuple[str, int]]) -> None:
+        """Note (path, size) of files another listing gave (the metadata table's), so reading
+        them needs no request for their size (where one would cost: an object store)."""
+
     @abstractmethod
     def list_names(self, folder: str) -> list[str]:
         """Names in a folder, or [] when it does not exist."""

@@ -305,6 +305,11 @@ class RemoteStorage(Storage):
         seen = self.sizes.get(path)
         return seen[0] if seen else None
 
+    def remember_sizes(self, sizes: Iterable[tuple[str, int]]) -> None:
+        for path, size in sizes:
+            if size > 0 and self.sizes.get(path) is None:
+                self.sizes.remember(path, size)
+
     def _entries(self, folder: str) -> list[tuple[str, pafs.FileInfo]]:
         """(URI, info) of what is directly in `folder` ([] when nothing is there)."""
         system, path = self.filesystem(folder)
