@@ -181,7 +181,8 @@ def _scan_chunks(catalog: Catalog, name: str, body: ScanBody, time_limit: TimeLi
     folder = catalog.handle(name).entry.path  # an unknown table is a 404 whatever else is wrong with the request
     scan_request = ScanRequest(mode=body.mode, columns=body.columns, filter=_filter(body), as_of=body.as_of or None,
                                limit=body.limit, dictionary_partitions=body.dictionary_partitions,
-                               dictionary_strings=body.dictionary_strings, corrupt=body.corrupt)
+                               dictionary_strings=body.dictionary_strings, corrupt=body.corrupt,
+                               metadata=None if body.metadata else False)
     reader, first, skipped = _started(catalog, name, scan_request, body.limit, time_limit)
     # The report of the log regions skipped is sent last, once the scan has met them all.
     trailer = partial(skipped.metadata, relative_to=folder) if body.corrupt == "skip" else None

@@ -23,6 +23,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,11 +48,12 @@ from catalog.iceberg.materialize import SliceWriter, WrittenFile
 from catalog.iceberg.metrics import file_metrics
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
+from catalog.iceberg.stats_metrics import stats_metrics, stats_rows
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
 from catalog.views import touch_keys
 from shim.errors import HudiShimError
-from shim.read import parquet_footer, read_file_schema
+from shim.read import ColumnStats, parquet_footer, read_file_schema
 from shim.storage import Storage, as_uri, from_uri, is_inside, resolve_table_path
 from shim.timeline.instant import instant_key
 
@@ -196,9 +198,10 @@ class IcebergPublisher:
         data_folder = os.path.join(self.folder, handle.name, "data")
         snapshots = []
         for scan, layout in zip(scans, layouts, strict=True):
+            stats = scan.base_file_stats(_mapped_names(mapping))
             files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder,
-                                         self._slices)
-            metrics = _with_metrics(files, scan.data_schema, mapping, table.storage, self.storage)
+                                         self._slices, stats)
+            metrics = _with_metrics(files, scan.data_schema, mapping, table.storage, self.storage, stats)
             snapshots.append(SnapshotFiles(scan, layout, metrics, written))
         latest = scans[-1]
         spec = partition_spec(table.config, latest.data_schema,
@@ -322,9 +325,10 @@ class IcebergPublisher:
 
 
 def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]], table: Storage,
-                  published: Storage) -> list[DataFile]:
+                  published: Storage, stats: Mapping[str, Mapping[str, ColumnStats]]) -> list[DataFile]:
     """The data files with their column metrics, found by the name mapping readers apply (a file
-    is the table's, read in place, or one written out to `published`)."""
+    is the table's, read in place, or one written out to `published`), from the metadata table's
+    column stats where they cover a file (`stats`: by path), else from its footer."""
     types = {iceberg_id(field, field.name): field.type for field in schema}
     columns = {name: (entry["field-id"], types[entry["field-id"]])
                for entry in name_mapping if entry["field-id"] in types for name in entry["names"]}
@@ -333,7 +337,9 @@ def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[d
         if data_file.content == DATA:
             path = _path_of(data_file.path)
             where = table if is_inside(path, table.root) else published
-            metrics = file_metrics(parquet_footer(where, path), read_file_schema(where, path), columns)
+            metrics = stats_metrics(stats.get(path), columns) if where is table else None
+            if metrics is None:
+                metrics = file_metrics(parquet_footer(where, path), read_file_schema(where, path), columns)
             data_file = replace(data_file, metrics=metrics)
         with_metrics.append(data_file)
     return with_metrics
@@ -353,8 +359,11 @@ def _check_outside(folder: str, table_path: str, name: str) -> None:
 
 
 def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],
-                data_folder: str, slices: SliceWriter) -> tuple[list[DataFile], int]:
-    """Every data and position delete file of the snapshot, and how many slices were written out."""
+                data_folder: str, slices: SliceWriter,
+                stats: Mapping[str, Mapping[str, ColumnStats]]) -> tuple[list[DataFile], int]:
+    """Every data and position delete file of the snapshot, and how many slices were written out
+    (a base file's rows from its column stats when the metadata table has them, its size from
+    the listing)."""
     files: list[DataFile] = []
     written = 0
 
@@ -372,13 +381,20 @@ def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] |
             continue
         base_uri = file_uri(placement.base_path)
         table = scan.table.storage
-        files.append(DataFile(base_uri, parquet_footer(table, placement.base_path).num_rows,
-                              table.file_size(placement.base_path), DATA, partition))
+        rows = stats_rows(stats.get(placement.base_path))
+        listed = file_slice.base_file.size if file_slice.base_file is not None else 0
+        files.append(DataFile(base_uri, rows if rows is not None else parquet_footer(table, placement.base_path).num_rows,
+                              listed if listed > 0 else table.file_size(placement.base_path), DATA, partition))
         if placement.merge_logs:
             log_rows, deletes = slices.log_side(scan, file_slice, touched, base_uri, data_folder)
             add(log_rows, partition)
             add(deletes, partition, POSITION_DELETES, references=base_uri)
     return files, written
+
+
+def _mapped_names(mapping: list[dict[str, Any]]) -> list[str]:
+    """The top-level names of a name mapping (what files' columns are called)."""
+    return [name for entry in mapping for name in entry["names"]]
 
 
 def _instant_ms(instant: str | None) -> int:
