@@ -22,17 +22,21 @@ from shim.metadata.records import ColumnStats, ValueType
 
 UNKNOWN = object()
 """Nothing is known of the column (no stats, or stats that cannot be trusted for its type)."""
+EMPTY = object()
+"""The file holds no value of the column, not even a null (a log file of deletes only)."""
 _NANOS = (ValueType.TIMESTAMP_NANOS, ValueType.LOCAL_TIMESTAMP_NANOS)
 _SURROGATE_ORDER = "\ue000"
 
 
 def stats_range(stats: ColumnStats | None, data_type: pa.DataType) -> object:
     """The column's values as the stats tell them for a column read as `data_type`: a
-    `ValueRange`, None (only nulls), or `UNKNOWN`."""
+    `ValueRange`, None (only nulls), `EMPTY` or `UNKNOWN`."""
     if stats is None or stats.is_deleted:
         return UNKNOWN
+    if stats.value_count == 0:
+        return EMPTY
     if stats.value_count is not None and stats.value_count == stats.null_count:
-        return None if stats.value_count > 0 else UNKNOWN
+        return None
     low, high = stats.min_value, stats.max_value
     if low is None or high is None or not (_fits(low, data_type, stats) and _fits(high, data_type, stats)):
         return UNKNOWN
@@ -42,6 +46,7 @@ def stats_range(stats: ColumnStats | None, data_type: pa.DataType) -> object:
 
 def union_range(ranges: Sequence[object]) -> object:
     """What the values of several files (a file slice's base and logs) may be, as one range."""
+    ranges = [r for r in ranges if r is not EMPTY]
     if not ranges or any(r is UNKNOWN for r in ranges):
         return UNKNOWN
     known = [r for r in ranges if isinstance(r, ValueRange)]
@@ -59,7 +64,7 @@ def union_range(ranges: Sequence[object]) -> object:
 def known_values(ranges: Iterable[tuple[str, object]]) -> dict[str, object]:
     """Column -> range or None, leaving out the columns nothing is known of (what
     `shim.filters.partition.possible_truths` takes)."""
-    return {name: value for name, value in ranges if value is not UNKNOWN}
+    return {name: value for name, value in ranges if value is not UNKNOWN and value is not EMPTY}
 
 
 def _fits(value: object, data_type: pa.DataType, stats: ColumnStats) -> bool:
