@@ -112,8 +112,11 @@ class Table:
         """Where a read as of `as_of` (default: latest) lists its files: the metadata table, or
         storage and why (no metadata table, its files partition not built, behind the data
         table, a clean since `as_of`, turned off)."""
-        table = self.current()
-        instant = table._timeline.resolve_as_of(normalize_instant(as_of)) if as_of is not None else None
+        table, instant = self.current(), None
+        if as_of is not None:
+            requested = normalize_instant(as_of)
+            table = table.reaching(requested)
+            instant = table.active_timeline.resolve_as_of(requested)
         return table.files.for_read(instant).source
 
     @property

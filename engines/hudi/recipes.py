@@ -636,6 +636,30 @@ def _mor_metadata_indexes() -> Recipe:
         "cleaning", "lsm archive"), tuple(steps), session)
 
 
+def _cow_partitions(partitions: int, rows_per_partition: int) -> Recipe:
+    """Copy-on-write with every default of Hudi 1.2 (table version 9, the metadata table with its
+    files, column stats and partition stats), `partitions` partitions of consecutive ids (`part` =
+    id div rows_per_partition, as 'p0000'), inserted in one write, then an UPDATE of one partition's
+    rows (a second version of its file). A filter on a range of ids matches rows of one file."""
+    rows = partitions * rows_per_partition
+    name = f"cow_{partitions}_partitions"
+    steps = [
+        _sql("""CREATE TABLE {table} (id INT, name STRING, price DOUBLE, ts BIGINT, part STRING) USING hudi
+                PARTITIONED BY (part) LOCATION '{path}' TBLPROPERTIES (type = 'cow', primaryKey = 'id',
+                preCombineField = 'ts')"""),
+        _sql(f"""INSERT INTO {{table}} SELECT CAST(id AS INT), concat('n', id), id * 0.5D, 1L,
+                 concat('p', lpad(CAST(id DIV {rows_per_partition} AS STRING), 4, '0')) FROM range({rows})"""),
+        _sql("UPDATE {table} SET price = price + 1000, ts = 2 WHERE part = 'p0000'"),
+    ]
+    return Recipe(name, "cow", 9, ("copy-on-write", "table version 9", "hudi defaults", "metadata table on",
+                                   f"{partitions} partitions"), tuple(steps), incremental=False)
+
+
+BENCH_RECIPES: dict[str, Recipe] = {r.name: r for r in (_cow_partitions(40, 100), _cow_partitions(1000, 2))}
+"""Tables for benchmarks and the metadata table's differential tests (not in `RECIPES`: many
+partitions, Hudi's defaults, nothing archived)."""
+
+
 RECIPES: dict[str, Recipe] = {r.name: r for r in (_mor_evolve(), _cow_v6_frames(), _mor_v6_parquet(), _mor_partial(),
                                                   _mor_partial_updates(), _mor_partial_commit_time(),
                                                   _mor_changelog(), _mor_nbcc(), _mor_consistent_hashing(),
