@@ -209,3 +209,78 @@ def test_a_metadata_table_lagging_behind_a_write_is_not_used(tables: dict[str, G
     assert compare_same_schema("snapshot", _hudi(generated), _read(table)).equal
     scan = table.plan(shim.ScanOptions(filter="price > 10"))
     assert scan.report is not None and scan.report.slices_skipped == scan.report.partitions_skipped == 0
+
+
+def _published(path: Path, folder: Path, *, metadata: bool) -> tuple[dict[str, tuple[Any, ...]], set[str]]:
+    """Data file -> (rows, size, value counts, null counts, bounds) of the published snapshot view,
+    and the base files whose footer publishing read."""
+    from pyiceberg.table import StaticTable
+
+    from catalog.iceberg.publish import IcebergPublisher
+    from catalog.service import Catalog
+    from catalog.settings import Settings
+    from shim.read import base_files, file_schemas
+    from shim.read.cache import ByteBoundedCache
+    from shim.storage import LocalStorage
+
+    base_files._parsed_footer.cache_clear()
+    file_schemas._COMMIT_SCHEMAS = ByteBoundedCache(file_schemas._COMMIT_SCHEMAS.capacity)
+    opened: set[str] = set()
+    original = LocalStorage.parquet_metadata
+
+    def spy(self: LocalStorage, file: str) -> Any:
+        opened.add(file)
+        return original(self, file)
+
+    LocalStorage.parquet_metadata = spy  # type: ignore[method-assign]
+    catalog = Catalog(Settings(tables=(f"t={path}",), catalog_db=":memory:", metadata=metadata))
+    try:
+        published = IcebergPublisher(catalog, str(folder)).publish("t", "snapshot")
+    finally:
+        catalog.close()
+        LocalStorage.parquet_metadata = original  # type: ignore[method-assign]
+    files = {}
+    for task in StaticTable.from_metadata(published.metadata_location).scan().plan_files():
+        f = task.file
+        files[f.file_path] = (f.record_count, f.file_size_in_bytes, f.value_counts, f.null_value_counts,
+                              f.lower_bounds, f.upper_bounds)
+    return files, opened
+
+
+@pytest.mark.parametrize("recipe", ["mor_metadata_indexes", COW40])
+def test_publishing_takes_rows_and_metrics_from_the_stats_and_reads_a_footer_per_commit(
+        tables: dict[str, GeneratedTable], recipe: str, tmp_path: Path) -> None:
+    generated = tables[recipe]
+    with_stats, opened = _published(generated.path, tmp_path / "mdt", metadata=True)
+    from_footers, opened_without = _published(generated.path, tmp_path / "plain", metadata=False)
+    assert with_stats == from_footers
+    assert any(bounds for *_, bounds in with_stats.values())
+    # Without: every base file of the published commits; with: one per commit (its schema), and
+    # those a merge-on-read slice's logs are merged onto (read to place the position deletes)
+    inside = {file for file in opened_without if file.startswith(str(generated.path))}
+    commits = {Path(file).stem.rsplit("_", 1)[-1] for file in inside}
+    table = shim.open_table(generated.path)
+    merged: set[str | None] = set()
+    for write in table.active_timeline.completed_writes():
+        try:
+            merged.update(s.base_path(table.path) for s in table.file_slices(as_of=write.requested_time) if s.has_logs)
+        except HudiShimError:  # refused after a clean: not published
+            continue
+    schema_reads = {f for f in opened if f.startswith(table.path) and f not in merged}
+    assert len({Path(f).stem.rsplit("_", 1)[-1] for f in schema_reads}) == len(schema_reads)  # one per commit
+    assert len(schema_reads) <= len(commits) < len(inside - merged)
+
+
+@pytest.mark.parametrize("recipe", [*WITH_MDT, COW40])
+def test_the_base_files_of_one_commit_share_their_stored_schema(tables: dict[str, GeneratedTable], recipe: str) -> None:
+    """What publishing relies on to read one footer per commit (`shim.read.file_schemas`)."""
+    from shim.read import read_file_schema
+
+    table = shim.open_table(tables[recipe].path)
+    first: dict[str, pa.Schema] = {}
+    for path in Path(table.path).rglob("*.parquet"):
+        if ".hoodie" in path.parts:
+            continue
+        instant = path.stem.rsplit("_", 1)[-1]
+        schema = read_file_schema(table.storage, str(path))
+        assert schema.equals(first.setdefault(instant, schema), check_metadata=False), path
