@@ -15,6 +15,7 @@ import os
 
 import duckdb
 
+from engines.tokens import resolve_token
 from shim.errors import InvalidArgumentError
 
 #: Loaded in this order (Avro before Iceberg, which reads manifests with it).
@@ -39,12 +40,14 @@ def load_extensions(connection: duckdb.DuckDBPyConnection) -> None:
 def attach(url: str, token: str | None = None, *, connection: duckdb.DuckDBPyConnection | None = None,
            alias: str = "shim") -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the shim server at `url` attached as Iceberg catalog `alias`:
-    tables `alias.default.<table>` (snapshot) and `alias.default.<table>_ro` (read-optimized)."""
+    tables `alias.default.<table>` (snapshot) and `alias.default.<table>_ro` (read-optimized).
+    Without `token`, the environment's (`HUDI_SHIM_TOKEN`, `HUDI_SHIM_TOKEN_FILE`) is sent."""
     if not alias or set(alias.lower()) - _ALIAS_CHARS or alias[0].isdigit():
         raise InvalidArgumentError(f"invalid catalog alias {alias!r}: use letters, digits and '_'")
     con = connection if connection is not None else duckdb.connect()
     load_extensions(con)
     endpoint = url.rstrip("/") + "/iceberg"
+    token = resolve_token(token)
     if token is None:
         options = "AUTHORIZATION_TYPE 'none'"
     else:
