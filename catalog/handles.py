@@ -21,9 +21,10 @@ _NO_EFFECT = (Action.CLEAN, Action.SAVEPOINT, Action.INDEXING)
 class TableHandle:
     """One registered table: the open `shim.Table` and what each completed instant touched."""
 
-    def __init__(self, entry: RegisteredTable, storage: Storage) -> None:
+    def __init__(self, entry: RegisteredTable, storage: Storage, *, metadata: bool = True) -> None:
         self.entry = entry
         self.storage = storage
+        self.metadata = metadata
         self._lock = threading.Lock()
         self._table: shim.Table | None = None
         self._touched: dict[str, frozenset[tuple[str, str]]] = {}
@@ -37,7 +38,7 @@ class TableHandle:
         or when `reopen`: its files listed again; scans running on the previous object keep their view)."""
         with self._lock:
             if self._table is None:
-                self._table = shim.open_table(self.storage)
+                self._table = shim.open_table(self.storage, metadata=self.metadata)
             self._table = self._table.current(reopen=reopen)
             return self._table
 

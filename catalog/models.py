@@ -46,6 +46,9 @@ class ScanBody(BaseModel):
         default="error", description="a log block a completed commit wrote that cannot be read: an error "
                                      "(default), or skipped as Hudi does; the stream then ends with a batch "
                                      "reporting the blocks skipped (metadata key hudi-shim-skipped-blocks)")
+    metadata: StrictBool = Field(
+        default=True, description="list files from the table's metadata table and prune with its indexes where it "
+                                  "can serve the scan (false: list storage and open footers)")
     compression: Literal["lz4", "zstd"] | None = Field(
         default=None, description="compress record batch buffers (Arrow IPC compression; readers decompress "
                                   "transparently): fewer bytes over slow networks, more CPU on both ends")

@@ -196,7 +196,7 @@ class Catalog:
         with self._lock:
             handle = self._handles.get(name)
             if handle is None or handle.entry.path != entry.path:
-                handle = self._handles[name] = TableHandle(entry, self.table_storage(entry))
+                handle = self._handles[name] = TableHandle(entry, self.table_storage(entry), metadata=self.settings.metadata)
             return handle
 
     def _look_up(self, name: str) -> RegisteredTable:

@@ -72,6 +72,9 @@ class Settings:
         hadoop_catalog_dir: a folder kept as an Iceberg Hadoop catalog of every table, for readers
             without a REST client (Presto: `iceberg.catalog.type=hadoop`); None: none kept.
         hadoop_catalog_seconds: how often that folder is brought up to date (also on `POST /v1/publish`).
+        metadata: list tables' files from their metadata tables and prune with its indexes, in
+            scans and publications (False: list storage, open footers; a scan request may turn it
+            off for itself).
     """
 
     warehouse: str | None = None
@@ -102,6 +105,7 @@ class Settings:
     iceberg_statistics_max_columns: int = 200
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
+    metadata: bool = True
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",

@@ -62,6 +62,8 @@ TEST_ENVIRONMENT = (
     ("HUDI_SHIM_ENGINE_RUNNER", ("`docker` or `process`: how the Trino and Presto tests run the servers "
                                 "(default: docker where a daemon answers)")),
     ("HUDI_SHIM_SCREENSHOTS", "where the browser tests of the web UI save their screenshots"),
+    ("HUDI_SHIM_HFILE_FIXTURES", ("a folder of HBase-written HFiles (hudi-rs's HFile test data, 1-3 index levels) the "
+                                 "HFile reader's tests also read; without one that test skips")),
     ("PIP_INDEX_URL", ("the package index the tests fetch the `hudi` source distribution (hudi-rs's test tables) "
                       "from")),
 )

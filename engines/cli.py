@@ -11,7 +11,7 @@ import pyarrow as pa
 import shim
 from engines.output import FORMATS, write_result
 from engines.tokens import resolve_token
-from shim.errors import HudiShimError
+from shim.errors import HudiShimError, InvalidArgumentError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument("--limit", type=int, help="print at most this many rows")
     scan.add_argument("--format", default="table", choices=FORMATS, help="output format (default: %(default)s)")
     scan.add_argument("--output", help="write to this file instead of stdout")
+    _metadata_arguments(scan)
     scan.set_defaults(run=_scan)
 
     inspect = commands.add_parser("inspect", help="show properties, timeline and file slices")
@@ -56,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--as-of", help="show the file slices and schema as of this instant (default: the latest)")
     inspect.add_argument("--schemas", action="store_true",
                          help="also print the schema history and how each file maps onto the table schema")
+    _metadata_arguments(inspect)
     inspect.set_defaults(run=_inspect)
 
     serve = commands.add_parser("serve", help="serve the catalog and the HTTP scan API")
@@ -112,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="how long a response waits for a client that takes none of its bytes (default: 60)")
     serve.add_argument("--request-timeout-seconds", type=float,
                        help="how long a request's headers and body may take to arrive (default: 30)")
+    serve.add_argument("--no-metadata", action="store_true",
+                       help="list storage and open footers, not the tables' metadata tables")
     serve.set_defaults(run=_serve)
 
     sql = commands.add_parser("sql", help="run a DuckDB query over the tables (<table>, <table>_ro)")
@@ -178,6 +182,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _metadata_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-metadata", action="store_true",
+                        help="list storage and open footers, not the table's metadata table")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Hudi read option (hoodie.metadata.enable=false: as --no-metadata)")
+
+
+def _open(args: argparse.Namespace) -> shim.Table:
+    options = {}
+    for option in args.option:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            raise InvalidArgumentError(f"--option wants KEY=VALUE, got {option!r}")
+        options[key] = value
+    return shim.open_table(args.path, metadata=not args.no_metadata, options=options)
+
+
 def _emit(result: pa.Table, args: argparse.Namespace) -> None:
     """Write the rows in `--format`, to `--output` when given, else to standard output."""
     if args.output:
@@ -188,7 +209,7 @@ def _emit(result: pa.Table, args: argparse.Namespace) -> None:
 
 
 def _scan(args: argparse.Namespace) -> int:
-    table = shim.open_table(args.path)
+    table = _open(args)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
     options = shim.ScanOptions(mode=args.mode, columns=columns, filter=args.filter, as_of=args.as_of,
                                include_meta=args.include_meta, limit=args.limit)
@@ -200,7 +221,7 @@ def _scan(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from engines.inspect import describe_schemas, describe_table
 
-    table = shim.open_table(args.path)
+    table = _open(args)
     print(describe_table(table, as_of=args.as_of), end="")
     if args.schemas:
         print(describe_schemas(table, as_of=args.as_of), end="")
@@ -249,7 +270,8 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         storage_options=storage_options, table_storage_options=table_storage_options,
                         token=resolve_token(args.token, args.token_file),
-                        catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)
+                        catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, metadata=not args.no_metadata,
+                        **limits)
     return run(settings)
 
 

@@ -6,6 +6,8 @@ from shim import Table
 from shim.errors import HudiShimError
 from shim.keys.partition_scheme import scheme_of_table
 from shim.properties import TableConfig
+
+METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
 from shim.timeline.instant import instant_key
 
 
@@ -28,6 +30,7 @@ def describe_table(table: Table, as_of: str | None = None) -> str:
         first, last = min(archived, key=instant_key), max(archived, key=instant_key)
         lines.append(f"  (before these: {len(archived)} archived instants, {first} .. {last}, "
                      f"in .hoodie/{table.config.archive_path})")
+    lines += ["", "metadata table:", *describe_metadata(table, as_of)]
     slices = table.file_slices(as_of=as_of)
     lines += ["", f"file slices ({len(slices)}{' as of ' + as_of if as_of else ''}):"]
     for file_slice in slices:
@@ -38,6 +41,23 @@ def describe_table(table: Table, as_of: str | None = None) -> str:
         for log in file_slice.log_files:
             lines.append(f"    log:  {log.name} ({log.size} bytes)")
     return "\n".join(lines) + "\n"
+
+
+def describe_metadata(table: Table, as_of: str | None = None) -> list[str]:
+    """What the metadata table holds, and whether reads list and prune with it or list storage."""
+    built = [p.strip() for p in (table.config.get(METADATA_PARTITIONS) or "").split(",") if p.strip()]
+    source = table.listing_source(as_of)
+    lines = [f"  partitions built: {', '.join(built) or 'none'}"]
+    if not source.metadata:
+        return [*lines, f"  listing: storage, not the metadata table: {source.reason}"]
+    uses = {"partition_stats": "partitions ruled out by a filter (latest snapshot)",
+            "column_stats": "file slices ruled out by a filter",
+            "record_index": "key lookups (=, IN on the record key)",
+            "bloom_filters": "key lookups without a record index"}
+    pruned = [f"{name}: {use}" for name, use in uses.items() if name in built]
+    pruned += [f"{name}: key lookups by its column (=, IN)" for name in built if name.startswith("secondary_index_")]
+    return [*lines, "  listing: from the metadata table's files partition",
+            *(f"  pruning with {line}" for line in pruned)]
 
 
 def describe_partitioning(config: TableConfig) -> str:

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 LOOPBACK = "127.0.0.1"
 _HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
@@ -33,17 +33,26 @@ class RequestCounts:
 
     by_kind: Counter[str] = field(default_factory=Counter)
     response_bytes: int = 0
+    #: (kind, path without the query) of every request since the last reset.
+    requests: list[tuple[str, str]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, kind: str, body_bytes: int) -> None:
+    def add(self, kind: str, body_bytes: int, path: str = "") -> None:
         with self._lock:
             self.by_kind[kind] += 1
             self.response_bytes += body_bytes
+            self.requests.append((kind, unquote(urlparse(path).path)))
 
     def reset(self) -> None:
         with self._lock:
             self.by_kind.clear()
             self.response_bytes = 0
+            self.requests.clear()
+
+    def paths(self, *kinds: str) -> list[str]:
+        """The paths of the requests of those kinds (all: none given), in order."""
+        with self._lock:
+            return [path for kind, path in self.requests if not kinds or kind in kinds]
 
     def snapshot(self) -> dict[str, int]:
         """{'GET': .., 'GET_RANGE': .., 'HEAD': .., 'LIST': .., 'PUT': .., 'DELETE': .., 'bytes': ..}"""
@@ -138,7 +147,7 @@ class S3Tap:
                     data = response.read()
                 finally:
                     connection.close()
-                tap.counts.add(request_kind(self.command, self.path, dict(self.headers.items())), len(data))
+                tap.counts.add(request_kind(self.command, self.path, dict(self.headers.items())), len(data), self.path)
                 self.send_response(response.status, response.reason)
                 for key, value in response.getheaders():  # HEAD: the object's length, as it came
                     if key.lower() not in _HOP_BY_HOP and (key.lower() != "content-length" or self.command == "HEAD"):

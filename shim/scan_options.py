@@ -9,7 +9,7 @@ reading (`shim.read.request.Scan.reader`); `Table.scan` and `Table.read` take it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
@@ -63,6 +63,8 @@ class ScanOptions:
         time_limit: seconds (from the start of reading) or a `TimeLimit` after which reading
             stops with `ScanLimitError`; checked between batches, also those a filter empties
             (not part of the plan).
+        metadata: False lists storage and opens footers even where the table's metadata table
+            could serve the read (True: as the table was opened, `open_table(metadata=...)`).
     """
 
     mode: str = field(default="snapshot", metadata=_REQUEST)
@@ -77,6 +79,7 @@ class ScanOptions:
     changes: tuple[str, str | None] | None = field(default=None, metadata=_PLAN)
     skipped: SkippedBlocks | None = field(default=None, metadata=_READING)
     time_limit: float | TimeLimit | None = field(default=None, metadata=_READING)
+    metadata: bool = field(default=True, metadata=_REQUEST)
 
     def __post_init__(self) -> None:
         if self.columns is not None and not isinstance(self.columns, str | tuple):
@@ -103,6 +106,31 @@ class ScanOptions:
     def non_defaults(self) -> dict[str, Any]:
         """The options set to other values than their defaults, by name."""
         return {name: value for name in NAMES if not _is_default(value := getattr(self, name), _DEFAULTS[name])}
+
+
+METADATA_ENABLE = "hoodie.metadata.enable"
+"""Hudi's read option that turns the metadata table off ("false") or on ("true")."""
+
+
+def metadata_option(options: Mapping[str, str] | None, default: bool = True) -> bool:
+    """Whether to use the metadata table, from Hudi's option `hoodie.metadata.enable` in
+    `options` (`default` when absent).
+
+    Raises:
+        InvalidArgumentError: a value other than true or false, or an option hudi-shim does not take.
+    """
+    from shim.errors import InvalidArgumentError
+
+    options = dict(options or {})
+    value = options.pop(METADATA_ENABLE, None)
+    if options:
+        raise InvalidArgumentError(f"unknown read option {min(options)!r}; hudi-shim takes {METADATA_ENABLE}")
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise InvalidArgumentError(f"{METADATA_ENABLE}={value!r}: use true or false")
+    return text == "true"
 
 
 NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScanOptions))

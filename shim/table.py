@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from shim.errors import FileGoneError, TableNotFoundError
-from shim.layout.listing import TableListing
+from shim.layout.listing import ListingSource, TableListing
 from shim.layout.slices import FileSlice
+from shim.metadata.table_files import TableFiles
 from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
 from shim.read.committed import CommittedFiles
@@ -21,10 +22,10 @@ from shim.read.schemas import table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
 from shim.read.table_schemas import TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
-from shim.scan_options import ScanMode, ScanOptions, takes_scan_options
+from shim.scan_options import ScanMode, ScanOptions, metadata_option, takes_scan_options
 from shim.storage import Storage, storage_for
 from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline
-from shim.timeline.instant import Instant, instant_key
+from shim.timeline.instant import Instant, instant_key, normalize_instant
 from shim.timeline.schemas import SchemaHistory
 from shim.timeline.stamp import timeline_stamp
 from shim.timeline.timeline import Timeline
@@ -36,7 +37,8 @@ DEFAULT_SCAN = ScanOptions()
 
 
 def open_table(location: str | os.PathLike[str] | Storage, *, merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES,
-               storage_options: Mapping[str, object] | None = None) -> Table:
+               storage_options: Mapping[str, object] | None = None, metadata: bool = True,
+               options: Mapping[str, str] | None = None) -> Table:
     """Open the Hudi table at a local path, a `file://` URI or an object store's URI
     (`s3://bucket/path`, `gs://...`, `hdfs://...`), or at the root of a `Storage`.
 
@@ -45,11 +47,16 @@ def open_table(location: str | os.PathLike[str] | Storage, *, merge_cache_bytes:
         storage_options: for an object store: credentials, region, endpoint (see
             `shim.storage.options`), kept by the table's storage (`Table.storage`) and by nothing
             else; without them the `AWS_*` environment and pyarrow's defaults apply.
+        metadata: list files from the table's metadata table and prune with its indexes where it
+            can serve a read (False: always list storage, open footers).
+        options: Hudi's read options by their names; `hoodie.metadata.enable` ("false": as
+            `metadata=False`).
 
     Raises:
         TableNotFoundError: no `.hoodie/hoodie.properties` there.
         UnsupportedFeatureError: the table uses a version or feature hudi-shim cannot read.
     """
+    metadata = metadata and metadata_option(options)
     storage = location if isinstance(location, Storage) else storage_for(location, storage_options)
     config = read_table_config(storage)
     path = storage.root
@@ -57,7 +64,7 @@ def open_table(location: str | os.PathLike[str] | Storage, *, merge_cache_bytes:
         if not storage.container_exists():
             raise TableNotFoundError(f"no Hudi table at {path}: the bucket does not exist", path=path)
         raise TableNotFoundError(f"no Hudi table at {path}: {config_path(path)} does not exist", path=path)
-    return Table(storage, config, merge_cache_bytes=merge_cache_bytes)
+    return Table(storage, config, merge_cache_bytes=merge_cache_bytes, metadata=metadata)
 
 
 class Table:
@@ -67,10 +74,11 @@ class Table:
     timeline; `refresh()` reloads it in place."""
 
     def __init__(self, storage: Storage, config: TableConfig, *,
-                 merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES) -> None:
+                 merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES, metadata: bool = True) -> None:
         self.storage = storage
         self.path = storage.root
         self.config = config
+        self.metadata = metadata
         self.slice_cache: ByteBoundedCache[RememberedSlice] = ByteBoundedCache(merge_cache_bytes)
         self._latest: Table = self
         self._load()
@@ -79,7 +87,7 @@ class Table:
         self._stamp = timeline_stamp(self.storage)  # before the listing: a change during it reloads again
         self._timeline = Timeline.load(self.storage, self.config)
         self._schema_history = SchemaHistory(self.path, self._timeline)
-        self.listing = TableListing(self.storage, self.config)
+        self.files = TableFiles(self.storage, self.config, self._timeline, metadata=self.metadata)
         self._schemas: dict[str | None, TableSchemas] = {}
         self._plans = PlanCache()
         self._with_archive: Table | None = None
@@ -92,6 +100,23 @@ class Table:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def listing(self) -> TableListing:
+        """The storage listing of this snapshot (what reads list when the metadata table cannot
+        serve them)."""
+        return self.files.storage_listing
+
+    def listing_source(self, as_of: str | None = None) -> ListingSource:
+        """Where a read as of `as_of` (default: latest) lists its files: the metadata table, or
+        storage and why (no metadata table, its files partition not built, behind the data
+        table, a clean since `as_of`, turned off)."""
+        table, instant = self.current(), None
+        if as_of is not None:
+            requested = normalize_instant(as_of)
+            table = table.reaching(requested)
+            instant = table.active_timeline.resolve_as_of(requested)
+        return table.files.for_read(instant).source
 
     @property
     def active_timeline(self) -> Timeline:
@@ -121,7 +146,7 @@ class Table:
         object itself never changes, so scans already running on it, in any thread, keep their view."""
         latest = self._latest
         if reopen or latest._files_gone or timeline_stamp(self.storage) != latest._stamp:
-            latest = open_table(self.storage, merge_cache_bytes=0)
+            latest = open_table(self.storage, merge_cache_bytes=0, metadata=self.metadata)
             latest.slice_cache = self.slice_cache
             self._latest = latest
         return latest
@@ -155,8 +180,8 @@ class Table:
             return self
         extended = Table.__new__(Table)
         extended.storage, extended.path, extended.config = self.storage, self.path, self.config
-        extended.slice_cache = self.slice_cache
-        extended._stamp, extended.listing, extended._files_gone = self._stamp, self.listing, False
+        extended.slice_cache, extended.metadata = self.slice_cache, self.metadata
+        extended._stamp, extended.files, extended._files_gone = self._stamp, self.files, False
         extended._timeline = self._timeline.including_archive(archived)
         extended._schema_history = SchemaHistory(self.path, extended._timeline)
         extended._schemas, extended._plans = {}, PlanCache()

@@ -86,7 +86,7 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
         elif is_lance(base_path):
             reason = "its base file is a Lance file, which Iceberg readers do not read"
         else:
-            physical = read_file_schema(table, base_path)
+            physical = bases[0].stored_schema or read_file_schema(table, base_path)
             reason = _why_not_in_place(bases[0], physical, schema, names, partition_fields)
             if reason is None:
                 unmapped.update(name for name in physical.names if name not in names)

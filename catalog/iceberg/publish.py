@@ -26,7 +26,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -57,11 +57,12 @@ from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
 from catalog.iceberg.statistics import SliceSketch, sketched_columns, slice_sketch, statistics_file, union
 from catalog.iceberg.statistics import available as statistics_available
+from catalog.iceberg.stats_metrics import MetadataStats, stats_rows
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
 from catalog.views import touch_keys
 from shim.errors import HudiShimError
-from shim.read import parquet_footer
+from shim.read import ColumnStats, parquet_footer
 from shim.storage import Storage, as_uri, from_uri, is_inside, resolve_table_path
 from shim.timeline.instant import instant_key
 
@@ -227,8 +228,10 @@ class IcebergPublisher:
         touches: dict[tuple[str, str] | None, bytes] = {}
         for scan, layout in zip(scans, layouts, strict=True):
             touches = touch_keys(handle, table, scan.read_instant)
-            files, written = _data_files(scan, layout, touches, data_folder, self._slices)
-            metrics = _with_metrics(files, scan.data_schema, mapping, self.stats_source, table.storage, self.storage)
+            stats = scan.base_file_stats(_mapped_names(mapping))
+            files, written = _data_files(scan, layout, touches, data_folder, self._slices, stats)
+            source = MetadataStats.of(scan, stats, self.stats_source) if stats else self.stats_source
+            metrics = _with_metrics(files, scan.data_schema, mapping, source, table.storage, self.storage)
             snapshots.append(SnapshotFiles(scan, layout, metrics, written))
         latest = scans[-1]
         spec = partition_spec(table.config, latest.data_schema,
@@ -474,8 +477,11 @@ def _check_outside(folder: str, table_path: str, name: str) -> None:
 
 
 def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],
-                data_folder: str, slices: SliceWriter) -> tuple[list[DataFile], int]:
-    """Every data and position delete file of the snapshot, and how many slices were written out."""
+                data_folder: str, slices: SliceWriter,
+                stats: Mapping[str, Mapping[str, ColumnStats]]) -> tuple[list[DataFile], int]:
+    """Every data and position delete file of the snapshot, and how many slices were written out
+    (a base file's rows from its column stats when the metadata table has them, its size from
+    the listing)."""
     files: list[DataFile] = []
     written = 0
 
@@ -493,13 +499,20 @@ def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] |
             continue
         base_uri = file_uri(placement.base_path)
         table = scan.table.storage
-        files.append(DataFile(base_uri, parquet_footer(table, placement.base_path).num_rows,
-                              table.file_size(placement.base_path), DATA, partition))
+        rows = stats_rows(stats.get(placement.base_path))
+        listed = file_slice.base_file.size if file_slice.base_file is not None else 0
+        files.append(DataFile(base_uri, rows if rows is not None else parquet_footer(table, placement.base_path).num_rows,
+                              listed if listed > 0 else table.file_size(placement.base_path), DATA, partition))
         if placement.merge_logs:
             log_rows, deletes = slices.log_side(scan, file_slice, touched, base_uri, data_folder)
             add(log_rows, partition)
             add(deletes, partition, POSITION_DELETES, references=base_uri)
     return files, written
+
+
+def _mapped_names(mapping: list[dict[str, Any]]) -> list[str]:
+    """The top-level names of a name mapping (what files' columns are called)."""
+    return [name for entry in mapping for name in entry["names"]]
 
 
 def _instant_ms(instant: str | None) -> int:

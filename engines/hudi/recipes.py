@@ -581,7 +581,86 @@ def _mor_two_writers() -> Recipe:
         "cleaning", "lsm archive"), tuple(steps))
 
 
+def _mor_metadata_indexes() -> Recipe:
+    """Merge-on-read, Hudi's default table version, one partition field, the metadata table with
+    every index a reader can use: files, column stats (columns of nine types, nulls among them),
+    partition stats, the record index and bloom filters. Inline compaction every three delta
+    commits, the metadata table compacted every three of its own, cleaning (two commits kept),
+    LSM archive."""
+    props = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "3",
+             "hoodie.clean.commits.retained": "2", "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "5"}
+    session = (("hoodie.metadata.enable", "true"), ("hoodie.metadata.record.index.enable", "true"),
+               ("hoodie.metadata.index.bloom.filter.enable", "true"),
+               ("hoodie.metadata.index.column.stats.enable", "true"),
+               ("hoodie.metadata.index.partition.stats.enable", "true"),
+               ("hoodie.metadata.compact.max.delta.commits", "3"), ("hoodie.schema.on.read.enable", "false"))
+    regions = ["eu", "us", "ap"]
+
+    def row(i: int, ts: int, name: str | None = None) -> tuple[Any, ...]:
+        return (i, name if name is not None else f"n{i}", i * 1.25, i * 1000, f"@DATE'2024-01-{i % 28 + 1:02d}'",
+                f"@CAST({i}.5 AS DECIMAL(10, 2))", i % 2 == 0, f"@TIMESTAMP'2024-01-01 00:00:{i % 60:02d}'", ts,
+                regions[i % 3])
+
+    columns = "(id, name, price, qty, day, amount, flag, at, ts, region)"
+    steps = [
+        _sql(f"""CREATE TABLE {{table}} (id INT, name STRING, price DOUBLE, qty BIGINT, day DATE, amount DECIMAL(10, 2),
+                 flag BOOLEAN, at TIMESTAMP, ts BIGINT, region STRING) USING hudi PARTITIONED BY (region)
+                 LOCATION '{{path}}' TBLPROPERTIES (type = 'mor', primaryKey = 'id', preCombineField = 'ts',
+                 {_props(props)})"""),
+        _sql(f"INSERT INTO {{table}} {columns} VALUES " + _values([row(i, 1) for i in range(1, 13)])),
+        _sql("UPDATE {table} SET price = price * 2, ts = 2 WHERE id % 4 = 0"),
+        _sql("DELETE FROM {table} WHERE id = 5"),
+        _sql(f"INSERT INTO {{table}} {columns} VALUES " + _values([row(i, 3) for i in range(20, 24)])),
+        _sql("""MERGE INTO {table} AS t USING (
+                 SELECT 2 AS id, 'two' AS name, 2.5D AS price, 2L AS qty, DATE'2024-02-02' AS day,
+                   CAST(2.25 AS DECIMAL(10, 2)) AS amount, true AS flag, TIMESTAMP'2024-02-02 02:02:02' AS at,
+                   4L AS ts, 'ap' AS region, 'upd' AS op
+                 UNION ALL SELECT 30, 'thirty', 30.5D, 30L, DATE'2024-03-30', CAST(30.5 AS DECIMAL(10, 2)), false,
+                   TIMESTAMP'2024-03-30 00:00:00', 4L, 'us', 'ins'
+                 UNION ALL SELECT 9, NULL, 0D, 0L, NULL, NULL, NULL, NULL, 4L, 'eu', 'del') AS s
+                 ON t.id = s.id
+                 WHEN MATCHED AND s.op = 'del' THEN DELETE
+                 WHEN MATCHED THEN UPDATE SET t.id = s.id, t.name = s.name, t.price = s.price, t.qty = s.qty,
+                   t.day = s.day, t.amount = s.amount, t.flag = s.flag, t.at = s.at, t.ts = s.ts, t.region = s.region
+                 WHEN NOT MATCHED THEN INSERT (id, name, price, qty, day, amount, flag, at, ts, region)
+                   VALUES (s.id, s.name, s.price, s.qty, s.day, s.amount, s.flag, s.at, s.ts, s.region)"""),
+        _sql("UPDATE {table} SET qty = qty + 1, name = NULL, ts = 5 WHERE region = 'eu'"),
+        _sql("DELETE FROM {table} WHERE id = 21"),
+        _sql(f"INSERT INTO {{table}} {columns} VALUES " + _values(
+            [row(40, 6), row(41, 6, "forty-one"), (42, None, None, None, None, None, None, None, 6, "eu")])),
+        _sql("UPDATE {table} SET price = -1.5, amount = -1.25, ts = 7 WHERE id IN (40, 3)"),
+    ]
+    return Recipe("mor_metadata_indexes", "mor", 9, (
+        "merge-on-read", "table version 9", "one partition field", "metadata table on", "record index",
+        "bloom filter index", "column stats", "partition stats", "inline compaction", "metadata table compaction",
+        "cleaning", "lsm archive"), tuple(steps), session)
+
+
+def _cow_partitions(partitions: int, rows_per_partition: int) -> Recipe:
+    """Copy-on-write with every default of Hudi 1.2 (table version 9, the metadata table with its
+    files, column stats and partition stats), `partitions` partitions of consecutive ids (`part` =
+    id div rows_per_partition, as 'p0000'), inserted in one write, then an UPDATE of one partition's
+    rows (a second version of its file). A filter on a range of ids matches rows of one file."""
+    rows = partitions * rows_per_partition
+    name = f"cow_{partitions}_partitions"
+    steps = [
+        _sql("""CREATE TABLE {table} (id INT, name STRING, price DOUBLE, ts BIGINT, part STRING) USING hudi
+                PARTITIONED BY (part) LOCATION '{path}' TBLPROPERTIES (type = 'cow', primaryKey = 'id',
+                preCombineField = 'ts')"""),
+        _sql(f"""INSERT INTO {{table}} SELECT CAST(id AS INT), concat('n', id), id * 0.5D, 1L,
+                 concat('p', lpad(CAST(id DIV {rows_per_partition} AS STRING), 4, '0')) FROM range({rows})"""),
+        _sql("UPDATE {table} SET price = price + 1000, ts = 2 WHERE part = 'p0000'"),
+    ]
+    return Recipe(name, "cow", 9, ("copy-on-write", "table version 9", "hudi defaults", "metadata table on",
+                                   f"{partitions} partitions"), tuple(steps), incremental=False)
+
+
+BENCH_RECIPES: dict[str, Recipe] = {r.name: r for r in (_cow_partitions(40, 100), _cow_partitions(1000, 2))}
+"""Tables for benchmarks and the metadata table's differential tests (not in `RECIPES`: many
+partitions, Hudi's defaults, nothing archived)."""
+
+
 RECIPES: dict[str, Recipe] = {r.name: r for r in (_mor_evolve(), _cow_v6_frames(), _mor_v6_parquet(), _mor_partial(),
                                                   _mor_partial_updates(), _mor_partial_commit_time(),
                                                   _mor_changelog(), _mor_nbcc(), _mor_consistent_hashing(),
-                                                  _mor_two_writers())}
+                                                  _mor_two_writers(), _mor_metadata_indexes())}

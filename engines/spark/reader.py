@@ -39,6 +39,7 @@ from shim.errors import InvalidArgumentError
 from shim.filters.expr import Column, CompareOp, Comparison, Expr, InList, Literal, and_all
 from shim.filters.expr import IsNull as ExprIsNull
 from shim.filters.expr import Not as ExprNot
+from shim.scan_options import METADATA_ENABLE, metadata_option
 from shim.table import Table, open_table
 from shim.write.option_values import text
 
@@ -50,12 +51,14 @@ AS_OF_INSTANT = "as.of.instant"
 
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
-    """A Spark read: the query type and its instants."""
+    """A Spark read: the query type, its instants, and whether the metadata table lists and
+    prunes (`hoodie.metadata.enable`)."""
 
     query_type: str
     begin: str | None = None
     end: str | None = None
     as_of: str | None = None
+    metadata: bool = True
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
@@ -65,7 +68,9 @@ class ReadOptions:
         begin = text(options, BEGIN_INSTANT)
         if query == "incremental" and begin is None:
             raise InvalidArgumentError(f"an incremental query needs {BEGIN_INSTANT}")
-        return cls(query, begin, text(options, END_INSTANT), text(options, AS_OF_INSTANT))
+        enable = text(options, METADATA_ENABLE)
+        metadata = metadata_option({METADATA_ENABLE: enable} if enable is not None else None)
+        return cls(query, begin, text(options, END_INSTANT), text(options, AS_OF_INSTANT), metadata)
 
 
 _COMPARISONS = {
@@ -97,11 +102,11 @@ def _build(table: Table, read: ReadOptions, *, plan_files: bool, row_filter: Exp
            as_of: str | None = None) -> shim.Scan:
     if read.query_type == "incremental":
         assert read.begin is not None
-        return table.plan(shim.ScanOptions(include_meta=True, filter=row_filter, changes=(read.begin, read.end)),
-                          files=plan_files)
+        return table.plan(shim.ScanOptions(include_meta=True, filter=row_filter, changes=(read.begin, read.end),
+                                           metadata=read.metadata), files=plan_files)
     mode = "read_optimized" if read.query_type == "read_optimized" else "snapshot"
-    return table.plan(shim.ScanOptions(mode=mode, include_meta=True, filter=row_filter, as_of=as_of or read.as_of),
-                      files=plan_files)
+    return table.plan(shim.ScanOptions(mode=mode, include_meta=True, filter=row_filter, as_of=as_of or read.as_of,
+                                       metadata=read.metadata), files=plan_files)
 
 
 class SlicePartition(InputPartition):

@@ -32,27 +32,38 @@ _MISSING = object()
 
 @dataclass(frozen=True, slots=True)
 class ValueRange:
-    """What a partition knows of a numeric column: its rows hold values from `low` to `high`
-    (inclusive), or, when `nullable`, null. Comparisons with it answer every truth they could."""
+    """What is known of a column's values in a partition or file: from `low` to `high`
+    (inclusive; numbers, text, dates or timestamps, both of one kind), or, when `nullable`, null;
+    with `unordered`, also values outside any order (floating-point NaN, which no comparison but
+    `!=` holds for). Comparisons with it answer every truth they could."""
 
-    low: float
-    high: float
+    low: Any
+    high: Any
     nullable: bool = True
+    unordered: bool = False
 
     def truths(self, op: CompareOp, literal: object) -> Possible:
-        if isinstance(literal, bool) or not isinstance(literal, numbers.Real | Decimal):
+        kind = _kind(literal)
+        if kind is None or kind != _kind(self.low) or kind != _kind(self.high) \
+                or isinstance(literal, bytes) or isinstance(self.low, bytes):
             return _ANY
         low, high, x = self.low, self.high, cast(Any, literal)
-        true_possible = {
-            CompareOp.EQ: low <= x <= high, CompareOp.NE: True,
-            CompareOp.LT: low < x, CompareOp.LE: low <= x,
-            CompareOp.GT: high > x, CompareOp.GE: high >= x,
-        }[op]
-        false_possible = {
-            CompareOp.EQ: True, CompareOp.NE: low <= x <= high,
-            CompareOp.LT: high >= x, CompareOp.LE: high > x,
-            CompareOp.GT: low <= x, CompareOp.GE: low < x,
-        }[op]
+        try:
+            true_possible = {
+                CompareOp.EQ: low <= x <= high, CompareOp.NE: True,
+                CompareOp.LT: low < x, CompareOp.LE: low <= x,
+                CompareOp.GT: high > x, CompareOp.GE: high >= x,
+            }[op]
+            false_possible = {
+                CompareOp.EQ: True, CompareOp.NE: low <= x <= high,
+                CompareOp.LT: high >= x, CompareOp.LE: high > x,
+                CompareOp.GT: low <= x, CompareOp.GE: low < x,
+            }[op]
+        except TypeError:
+            return _ANY
+        if self.unordered:  # NaN: every comparison false but !=, which is true
+            true_possible = true_possible or op is CompareOp.NE
+            false_possible = false_possible or op is not CompareOp.NE
         return frozenset(({None} if self.nullable else set()) | ({True} if true_possible else set())
                          | ({False} if false_possible else set()))
 

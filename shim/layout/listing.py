@@ -8,11 +8,24 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from shim.layout.partitions import list_partitions
 from shim.layout.slices import FileGroupFiles, list_file_groups
 from shim.properties import TableConfig
 from shim.storage import Storage
+
+
+@dataclass(frozen=True, slots=True)
+class ListingSource:
+    """Where a read's partitions and files were listed from: the metadata table's `files`
+    partition, or storage (`reason` says why not the metadata table)."""
+
+    metadata: bool
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        return "the metadata table" if self.metadata else f"storage ({self.reason or 'no metadata table'})"
 
 
 class TableListing:

@@ -14,6 +14,7 @@ public here, by name (`from shim.read import read_file_schema`), imported on fir
     check_time_travel                   an `as_of` refused at or after a write not completed
     value_types                         a schema's dictionary columns as their value types
     with_dictionary_partitions          a schema with partition columns dictionary-encoded
+    ColumnStats                         a column's stats in a file, from the metadata table
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from shim.metadata.records import ColumnStats
     from shim.read.base_files import parquet_footer, read_file_schema
     from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
     from shim.read.dictionary_filter import value_types
+    from shim.read.file_schemas import commit_file_schema
     from shim.read.key_lookup import files_with_any, pinned_keys
     from shim.read.lance_files import is_lance
     from shim.read.merged_slice import slice_merge_state
@@ -55,6 +58,10 @@ def __getattr__(name: str) -> object:
         from shim.read import dictionary_filter as module
     elif name == "with_dictionary_partitions":
         from shim.read import request as module
+    elif name == "commit_file_schema":
+        from shim.read import file_schemas as module
+    elif name == "ColumnStats":
+        from shim.metadata import records as module
     else:
         raise AttributeError(f"module 'shim.read' has no attribute {name!r}")
     return getattr(module, name)
@@ -63,9 +70,11 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "NO_LIMIT",
     "SKIPPED_BLOCKS_KEY",
+    "ColumnStats",
     "SkippedBlocks",
     "TimeLimit",
     "check_time_travel",
+    "commit_file_schema",
     "exact_from_path",
     "files_with_any",
     "is_lance",

@@ -8,7 +8,7 @@ file column it is read from (renamed, cast) or that it reads as null (added, or 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -17,10 +17,12 @@ from shim.layout.slices import FileSlice
 from shim.log.blocks import BlockType
 from shim.log.reader import data_block_schema
 from shim.read.base_files import read_file_schema
+from shim.read.cache import ByteBoundedCache
 from shim.read.log_blocks import visible_blocks
 from shim.read.partition_fill import PartitionFillingResolver
 from shim.read.resolvers import ReconciledPlan
 from shim.schema import FieldStatus, arrow_field_id
+from shim.storage import Storage
 
 if TYPE_CHECKING:
     from shim.read.planned import PlannedScan
@@ -58,6 +60,8 @@ class FileSchema:
         instant: the instant that wrote it (base file name; log block INSTANT_TIME header).
         block_offset: byte offset of the block in its log file (None for base files).
         schema_version: InternalSchema version it was written with (None: matched by name).
+        stored_schema: the Arrow schema of a base file as its footer stores it (None for log
+            blocks).
     """
 
     path: str
@@ -68,10 +72,15 @@ class FileSchema:
     block_offset: int | None
     schema_version: int | None
     columns: tuple[ColumnMapping, ...]
+    stored_schema: pa.Schema | None = field(default=None, compare=False, repr=False)
 
 
 def file_schemas(scan: PlannedScan) -> list[FileSchema]:
-    """Mappings of every base file and log data block the planned scan reads."""
+    """Mappings of every base file and log data block the planned scan reads.
+
+    The base files one commit wrote share one writer and one schema (Hudi writes a commit's
+    files with its writer schema, whatever their partition): one footer per commit is read
+    (`commit_file_schema`)."""
     out: list[FileSchema] = []
     columns = list(scan.data_schema.names)
     history = scan.table.schema_history
@@ -80,9 +89,10 @@ def file_schemas(scan: PlannedScan) -> list[FileSchema]:
         base_path = file_slice.base_path(scan.table.path)
         if base_path is not None and file_slice.base_file is not None:
             instant = file_slice.base_file.instant_time
-            file_schema = read_file_schema(scan.table.storage, base_path)
-            out.append(_describe(scan, file_slice, base_path, "base_file", instant, None, file_schema, columns,
-                                 _version(history.schema_of_instant(instant)) if on_read else None))
+            file_schema = commit_file_schema(scan.table.storage, scan.table.path, instant, base_path)
+            described = _describe(scan, file_slice, base_path, "base_file", instant, None, file_schema, columns,
+                                  _version(history.schema_of_instant(instant)) if on_read else None)
+            out.append(replace(described, stored_schema=file_schema))
         if scan.mode != "snapshot" or not file_slice.has_logs or scan.read_instant is None:
             continue
         blocks = visible_blocks(file_slice.log_paths(scan.table.path), scan.table.active_timeline, scan.read_instant)
@@ -96,6 +106,20 @@ def file_schemas(scan: PlannedScan) -> list[FileSchema]:
             out.append(_describe(scan, file_slice, visible.contents.path, "log_block", instant, block.offset,
                                  schema, columns, version))
     return out
+
+
+_COMMIT_SCHEMAS: ByteBoundedCache[pa.Schema] = ByteBoundedCache(32 * 2**20)
+
+
+def commit_file_schema(storage: Storage, table_path: str, instant: str, path: str) -> pa.Schema:
+    """The stored schema of the base files commit `instant` wrote, from the footer of one of them
+    (`path`, the first asked about; remembered: a commit's files never change)."""
+    key = (storage, table_path, instant)
+    found = _COMMIT_SCHEMAS.get(key)
+    if found is None:
+        found = read_file_schema(storage, path)
+        _COMMIT_SCHEMAS.put(key, found, 256 + 128 * len(found))
+    return found
 
 
 def _version(schema: object) -> int | None:

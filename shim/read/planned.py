@@ -21,6 +21,7 @@ from shim.read.table_schemas import TableSchemas
 from shim.scan_options import CorruptMode, ScanMode
 
 if TYPE_CHECKING:
+    from shim.read.index_pruning import PlanReport
     from shim.read.snapshot import TableSnapshot
 
 MIN_LIMITED_BATCH = 1024
@@ -47,6 +48,9 @@ class PlannedScan:
     resolver: SchemaResolver
     limit: int | None = None
     corrupt: CorruptMode = "error"
+    report: PlanReport | None = None
+    """Where the files were listed from and what the metadata table's indexes skipped (None:
+    no files planned)."""
 
     @property
     def batch_size(self) -> int:

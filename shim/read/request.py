@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -13,8 +13,18 @@ from shim.filters import FilterLike, to_expr
 from shim.layout.partitions import partition_values
 from shim.layout.slices import FileSlice, file_slices_as_of
 from shim.layout.table_schema import META_COLUMNS
+from shim.metadata.table import COLUMN_STATS, PARTITION_STATS
+from shim.metadata.table_files import ReadFiles
 from shim.read.base_files import BATCH_SIZE, dictionary_columns
 from shim.read.damage import SkippedBlocks, corrupt_mode
+from shim.read.index_pruning import (
+    PlanReport,
+    locate,
+    prune_partitions,
+    prune_slices,
+    secondary_keys,
+    stats_columns,
+)
 from shim.read.key_lookup import pinned_keys
 from shim.read.merge_keys import merge_spec_for
 from shim.read.partition_fill import (
@@ -30,10 +40,11 @@ from shim.read.table_schemas import PartitionValues, TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.read.timestamp_ranges import partition_ranges
 from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
-from shim.storage import Storage
+from shim.storage import Storage, join
 from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
+    from shim.metadata.records import ColumnStats
     from shim.read.file_schemas import FileSchema
     from shim.read.snapshot import TableSnapshot
     from shim.scan_options import ScanOptions
@@ -51,6 +62,24 @@ class Scan(PlannedScan):
         from shim.read.file_schemas import file_schemas
 
         return file_schemas(self)
+
+    def base_file_stats(self, columns: Iterable[str]) -> dict[str, dict[str, ColumnStats]]:
+        """Base file path -> column -> its stats in the metadata table's `column_stats`, for this
+        scan's base files and those of `columns` the stats hold; {} when the metadata table does
+        not serve this scan or keeps no column stats (read the footers then)."""
+        if self.report is None or not self.report.listing.metadata or self.read_instant is None:
+            return {}
+        index = self.table.files.for_read(self.read_instant).index
+        bases = [s for s in self.slices if s.base_file is not None]
+        if index is None or COLUMN_STATS not in index.enabled_partitions or not bases:
+            return {}
+        files: dict[str, list[str]] = {}
+        for file_slice in bases:
+            assert file_slice.base_file is not None
+            files.setdefault(file_slice.partition_path, []).append(file_slice.base_file.name)
+        wanted = list(dict.fromkeys(columns))
+        found = index.read(lambda mdt: mdt.column_stats(files, wanted))
+        return {join(self.table.path, partition, name): stats for (partition, name), stats in found.items()}
 
     def reader(self, skipped: SkippedBlocks | None = None, time_limit: TimeLimit = NO_LIMIT) -> pa.RecordBatchReader:
         """Stream the rows; corrupt log regions skipped are recorded in `skipped`; past
@@ -92,11 +121,13 @@ def build_scan(table: TableSnapshot, options: ScanOptions, *, plan_files: bool =
     with `dictionary_strings`, those and the string columns the newest base file stores as
     dictionaries (see `stored_dictionaries`); with `limit`, the scan stops after that many rows.
     `corrupt` says what a damaged log block a completed commit wrote does (`shim.read.damage`).
+    Files are listed from the metadata table where it can serve the read and `metadata` (True:
+    the table's setting) allows, and pruned with its indexes (`shim.read.index_pruning`).
     """
     mode, columns, row_filter, as_of = options.mode, options.columns, options.filter, options.as_of
     include_meta, commit_range, limit = options.include_meta, options.changes, options.limit
     dictionary_partitions, dictionary_strings = options.dictionary_partitions, options.dictionary_strings
-    corrupt = options.corrupt
+    corrupt, metadata = options.corrupt, options.metadata
     corrupt = corrupt_mode(corrupt)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidArgumentError(f"limit must be a whole number of rows, 0 or more; got {limit!r}")
@@ -130,15 +161,22 @@ def build_scan(table: TableSnapshot, options: ScanOptions, *, plan_files: bool =
     merging = scan_mode == "snapshot" and table.config.is_mor
     merge = merge_spec_for(table.config, full_schema, schemas.current_name) if merging else None
     slices: list[FileSlice] = []
+    report = None
     if plan_files and read_instant is not None:
-        partitions, bound = _pruned_partitions(table, schemas, bound, read_instant)
+        files = table.files.for_read(read_instant, metadata=metadata)
+        partitions, bound = _pruned_partitions(table, files, schemas, bound, read_instant)
+        planned = len(partitions)
+        latest = read_instant == timeline.resolve_as_of(None)
+        partitions = _by_partition_stats(files, bound, schemas, partitions, latest and scan_mode == "snapshot")
         slices = file_slices_as_of(table.storage, partitions, timeline, read_instant,
-                                   groups=table.listing.file_groups(partitions))
+                                   groups=files.file_groups(partitions))
         table.committed.check_slices(slices, partitions, read_instant, table.path, logs=scan_mode == "snapshot")
         if scan_mode == "read_optimized":
             slices = [s.without_logs() for s in slices if s.base_file is not None]
         if touched is not None:
             slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
+        slices, report = _by_index(table, files, bound, schemas, slices, latest and scan_mode == "snapshot", planned,
+                                   planned - len(partitions))
     needed = set(output_schema.names) | (set(bound.columns) if bound is not None else set())
     if commit_filter is not None:
         needed.add(COMMIT_TIME)
@@ -161,6 +199,7 @@ def build_scan(table: TableSnapshot, options: ScanOptions, *, plan_files: bool =
         resolver=resolver,
         limit=limit,
         corrupt=corrupt,
+        report=report,
     )
 
 
@@ -226,7 +265,7 @@ def _bind_filter(row_filter: FilterLike | pc.Expression, schema: pa.Schema) -> R
 
 
 def _pruned_partitions(
-    table: TableSnapshot, schemas: TableSchemas, row_filter: RowFilter | None, read_instant: str
+    table: TableSnapshot, files: ReadFiles, schemas: TableSchemas, row_filter: RowFilter | None, read_instant: str
 ) -> tuple[list[str], RowFilter | None]:
     """Partitions that may hold matching rows, and the filter left to apply to their rows.
 
@@ -235,7 +274,7 @@ def _pruned_partitions(
     columns alone that holds for every partition read is dropped: the partition path already
     guarantees it (where the path spells the values exactly).
     """
-    partitions = table.listing.partitions()
+    partitions = files.partitions()
     if table.config.is_partitioned:
         partitions = sorted(set(partitions) | table.committed.partitions(read_instant))
     if row_filter is None or not table.config.is_partitioned:
@@ -245,6 +284,42 @@ def _pruned_partitions(
     chosen = [p for p in partitions if p in kept]
     certain = [k.exact for p, k in zip(partitions, known) if p in kept]
     return chosen, row_filter.without_terms_true_in(certain)
+
+
+def _by_partition_stats(files: ReadFiles, row_filter: RowFilter | None, schemas: TableSchemas,
+                        partitions: list[str], latest: bool) -> list[str]:
+    """The partitions the metadata table's partition stats leave, for a read of the latest instant."""
+    expr = row_filter.expr if row_filter is not None else None
+    if files.index is None or expr is None or not latest:
+        return partitions
+    return prune_partitions(files.index, expr, partitions, stats_columns(expr, schemas))
+
+
+def _by_index(table: TableSnapshot, files: ReadFiles, row_filter: RowFilter | None, schemas: TableSchemas,
+              slices: list[FileSlice], latest: bool, partitions: int,
+              partitions_skipped: int) -> tuple[list[FileSlice], PlanReport]:
+    """The slices the metadata table's column stats and key indexes leave, and the report of
+    what planning listed and skipped. `latest`: a snapshot read of the latest instant, which
+    the record and secondary indexes (the latest location of every key) describe."""
+    expr = row_filter.expr if row_filter is not None else None
+    index = files.index
+    if index is None or expr is None:
+        return slices, PlanReport(files.source, partitions, len(slices))
+    used = [PARTITION_STATS] if partitions_skipped else []
+    before = len(slices)
+    slices = prune_slices(index, expr, slices, stats_columns(expr, schemas))
+    skipped = before - len(slices)
+    if skipped:
+        used.append(COLUMN_STATS)
+    keys = pinned_keys(expr, table.config, schemas.full_schema)
+    secondary = secondary_keys(expr, index.read(lambda mdt: mdt.secondary_indexes()), schemas.full_schema) \
+        if latest else {}
+    located = len(slices)
+    if keys is not None or secondary:
+        slices, lookups = locate(index, slices, keys, secondary, record_index=latest)
+        used.extend(lookups)
+    return slices, PlanReport(files.source, partitions, len(slices), partitions_skipped, skipped,
+                              located - len(slices), tuple(used))
 
 
 def _partition_values(table: TableSnapshot, schemas: TableSchemas, partition: str) -> PartitionValues:

@@ -90,9 +90,10 @@ def _schema_from_any_base_file(table: TableSnapshot, read_instant: str | None) -
 
     if read_instant is None:
         return pa.schema([])
-    partitions = table.listing.partitions()
+    files = table.files.for_read(read_instant)
+    partitions = files.partitions()
     for file_slice in file_slices_as_of(table.storage, partitions, table.active_timeline, read_instant,
-                                        groups=table.listing.file_groups(partitions)):
+                                        groups=files.file_groups(partitions)):
         path = file_slice.base_path(table.path)
         if path is not None:
             return read_file_schema(table.storage, path)

@@ -1,12 +1,12 @@
 """`TableSnapshot`: what reading needs of a table (its path and storage, config, timeline,
-listing, schema history and caches), so `shim.read` does not depend on `shim.table.Table`, which implements it."""
+files, schema history and caches), so `shim.read` does not depend on `shim.table.Table`, which implements it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from shim.layout.listing import TableListing
+    from shim.metadata.table_files import TableFiles
     from shim.properties import TableConfig
     from shim.read.cache import ByteBoundedCache
     from shim.read.committed import CommittedFiles
@@ -22,7 +22,7 @@ class TableSnapshot(Protocol):
     path: str
     storage: Storage
     config: TableConfig
-    listing: TableListing
+    files: TableFiles
     committed: CommittedFiles
     slice_cache: ByteBoundedCache[Any]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -23,6 +24,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from shim.errors import InvalidTableError, file_gone
+
+_RACY_NS = 2_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +186,18 @@ class Storage(ABC):
         info = self.stat(path)
         return info.size, info.mtime_ns
 
+    def change_stamp(self, path: str, *, folder: bool) -> tuple[int, int, int]:
+        """(modification time, size, entries while the time is recent) of a file or `folder`, to
+        notice changes with a `stat` instead of a listing; -1s when it does not exist. A file
+        system with coarse timestamps can change a folder twice within one tick: while its time
+        is that recent, the number of entries is compared too."""
+        try:
+            info = self.stat(path)
+        except OSError:
+            return -1, -1, -1
+        recent = time.time_ns() - info.mtime_ns < _RACY_NS and not info.is_file
+        return info.mtime_ns, info.size, len(self.list_names(path)) if recent else -1
+
     def file_size(self, path: str) -> int:
         """Size of a file in bytes; raises FileNotFoundError."""
         return self.stat(path).size
@@ -190,6 +205,10 @@ class Storage(ABC):
     def known_size(self, path: str) -> int | None:
         """The size of the file if a listing saw it (no request); None otherwise."""
         return None
+
+    def remember_sizes(self, sizes: Iterable[tuple[str, int]]) -> None:
+        """Note (path, size) of files another listing gave (the metadata table's), so reading
+        them needs no request for their size (where one would cost: an object store)."""
 
     @abstractmethod
     def list_names(self, folder: str) -> list[str]:

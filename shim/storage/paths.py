@@ -72,6 +72,14 @@ def guard(table_path: str) -> str:
     return aux(table_path, GUARD_FILE)
 
 
+def table_file(table_path: str, relative: str) -> str:
+    """A file the table's properties name relative to its base path (Hudi's index definitions,
+    `hoodie.table.index.defs.path`; older writers wrote it absolute)."""
+    if "://" in relative or relative.startswith(table_path.rstrip("/") + "/"):
+        return relative
+    return join(table_path, relative.lstrip("/"))
+
+
 def metadata_table(table_path: str) -> str:
     """The metadata table's base path (`.hoodie/metadata`)."""
     return hoodie(table_path, METADATA_FOLDER)

@@ -294,6 +294,13 @@ class RemoteStorage(Storage):
             raise FileNotFoundError(path)
         return _info(path, found)
 
+    def change_stamp(self, path: str, *, folder: bool) -> tuple[int, int, int]:
+        """A prefix carries no time or size on an object store (its `stat` answers 0s, after a
+        HEAD and a LIST): nothing to compare, and no request; a file's as `stat` gives it."""
+        if folder:
+            return 0, 0, -1
+        return super().change_stamp(path, folder=False)
+
     def file_version(self, path: str) -> tuple[int, int]:
         """As its listing saw it (no request), else `stat`."""
         seen = self.sizes.get(path)
@@ -304,6 +311,11 @@ class RemoteStorage(Storage):
     def known_size(self, path: str) -> int | None:
         seen = self.sizes.get(path)
         return seen[0] if seen else None
+
+    def remember_sizes(self, sizes: Iterable[tuple[str, int]]) -> None:
+        for path, size in sizes:
+            if size > 0 and self.sizes.get(path) is None:
+                self.sizes.remember(path, size)
 
     def _entries(self, folder: str) -> list[tuple[str, pafs.FileInfo]]:
         """(URI, info) of what is directly in `folder` ([] when nothing is there)."""
