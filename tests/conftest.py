@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engines.hms import MetastoreServer
 from engines.s3server import CLIENT_ENVIRONMENT, S3Server, start_moto, start_s3proxy
 
 REPO = Path(__file__).resolve().parent.parent
@@ -91,3 +92,13 @@ def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetastoreServer]:
+    """A real Hive Metastore 4.0.1 (from Maven Central): a container where Docker runs, else a process."""
+    from tests.engines.trino.enginekit import runner
+    from tests.hmskit import metastore_server
+
+    with metastore_server(tmp_path_factory.mktemp("hive-metastore"), how=runner()) as server:
+        yield server
