@@ -29,10 +29,12 @@ import shim
 from catalog.admission import ScanSlots
 from catalog.connections import ABORT, UNSENT_BYTES, ClientTooSlowError, send_while_progressing
 from catalog.errors import error_response, install_error_handlers, redact_paths, server_fault_response
+from catalog.hive.sync import HiveMetastoreSync
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.routes import publish_router
 from catalog.iceberg.routes import router as iceberg_router
+from catalog.publication import Publication
 from catalog.responses import SCAN_DEADLINE
 from catalog.routes import router
 from catalog.service import ICEBERG_DIR, Catalog
@@ -70,14 +72,25 @@ def create_app(settings: Settings) -> FastAPI:
                                              history=settings.iceberg_history)
         hadoop_folder = settings.hadoop_catalog_location()
         app.state.hadoop = None if hadoop_folder is None else HadoopCatalogFolder(app.state.iceberg, hadoop_folder)
+        hive = None if settings.hive_metastore is None else HiveMetastoreSync(
+            app.state.iceberg, settings.hive_metastore, database=settings.hive_database,
+            sync_database=settings.hive_sync_database)
+        app.state.publication = Publication(app.state.iceberg, app.state.hadoop, hive)
         stop = threading.Event()
         if app.state.hadoop is not None:
-            threading.Thread(target=_keep_refreshed, args=(app.state.hadoop, settings.hadoop_catalog_seconds, stop),
+            threading.Thread(target=_keep_refreshed, args=(app.state.hadoop.refresh, "the Hadoop catalog folder",
+                                                           settings.hadoop_catalog_seconds, stop),
                              name="hadoop-catalog", daemon=True).start()
+        if hive is not None:
+            threading.Thread(target=_keep_refreshed, args=(hive.refresh, f"the Hive Metastore {hive.uri}",
+                                                           settings.hive_metastore_seconds, stop),
+                             name="hive-metastore", daemon=True).start()
         try:
             yield
         finally:
             stop.set()
+            if hive is not None:
+                hive.close()
             catalog.close()
             if temporary:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -105,15 +118,15 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-def _keep_refreshed(folder: HadoopCatalogFolder, seconds: float, stop: threading.Event) -> None:
-    """Bring the Hadoop catalog folder up to date every `seconds` until `stop` is set."""
+def _keep_refreshed(refresh: Callable[[], object], what: str, seconds: float, stop: threading.Event) -> None:
+    """Call `refresh` (bringing `what` up to date) now and every `seconds` until `stop` is set."""
     while not stop.is_set():
         try:
-            folder.refresh()
-        except HudiShimError as exc:  # the warehouse gone, say: the next pass tries again
-            log.warning("refreshing the Hadoop catalog folder %s failed: %s", folder.folder, exc)
+            refresh()
+        except HudiShimError as exc:  # the warehouse or the metastore gone, say: the next pass tries again
+            log.warning("refreshing %s failed: %s", what, exc)
         except Exception:  # a bad pass must not end the refreshing; the next one tries again
-            log.exception("refreshing the Hadoop catalog folder %s failed", folder.folder)
+            log.exception("refreshing %s failed", what)
         stop.wait(seconds)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os.path import join
 
+from catalog.hive.metastore import parse_uri
 from shim.errors import InvalidArgumentError
 from shim.local_cache import cache_root
 from shim.storage import canonical_location, local_folder
@@ -68,6 +69,10 @@ class Settings:
         hadoop_catalog_dir: a folder kept as an Iceberg Hadoop catalog of every table, for readers
             without a REST client (Presto: `iceberg.catalog.type=hadoop`); None: none kept.
         hadoop_catalog_seconds: how often that folder is brought up to date (also on `POST /v1/publish`).
+        hive_metastore: a Hive Metastore (`thrift://host:port`) kept up to date with every table: Iceberg
+            tables in `hive_database`, Hudi's own (as Hive sync registers them) in `hive_sync_database`
+            (None: not registered); on start, on `POST /v1/publish`, on a commit a writer announces
+            (`POST /v1/commits`) and every `hive_metastore_seconds`.
     """
 
     warehouse: str | None = None
@@ -97,6 +102,10 @@ class Settings:
     iceberg_history: int = 10
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
+    hive_metastore: str | None = None
+    hive_database: str = "default"
+    hive_sync_database: str | None = "hudi"
+    hive_metastore_seconds: float = 60.0
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
@@ -121,6 +130,15 @@ class Settings:
         if not isinstance(self.max_waiting_scans, int) or self.max_waiting_scans < 0 or not self.scan_wait_seconds >= 0:
             raise InvalidArgumentError("settings max_waiting_scans and scan_wait_seconds must be 0 or more, got "
                                        f"{self.max_waiting_scans!r} and {self.scan_wait_seconds!r}")
+        if not self.hive_metastore_seconds > 0:
+            raise InvalidArgumentError(
+                f"setting hive_metastore_seconds must be positive, got {self.hive_metastore_seconds!r}")
+        if self.hive_metastore is not None:
+            parse_uri(self.hive_metastore)
+        if self.hive_sync_database is not None and self.hive_sync_database.lower() == self.hive_database.lower():
+            raise InvalidArgumentError(
+                f"settings hive_database and hive_sync_database are both {self.hive_database!r}: Hudi's own tables "
+                "(<table>_ro, <table>_rt) and the Iceberg tables (<table>, <table>_ro) need databases of their own")
         if not 0 <= self.port <= 65535:
             raise InvalidArgumentError(f"setting port must be in 0..65535, got {self.port}")
         if self.token is not None and not self.token.strip():

@@ -90,6 +90,17 @@ def _parser() -> argparse.ArgumentParser:
                             "client (Presto: iceberg.catalog.type=hadoop, iceberg.catalog.warehouse=file://DIR)")
     serve.add_argument("--hadoop-catalog-seconds", type=float,
                        help="how often the Hadoop catalog folder is brought up to date (default: 10)")
+    serve.add_argument("--hive-metastore", metavar="thrift://HOST:PORT",
+                       help="keep this Hive Metastore up to date: every table's Iceberg views (Trino: "
+                            "iceberg.catalog.type=hive_metastore, Presto: iceberg.catalog.type=hive) and Hudi's own "
+                            "tables as Hive sync registers them; on start, POST /v1/publish, each commit a writer "
+                            "announces (POST /v1/commits) and every --hive-metastore-seconds")
+    serve.add_argument("--hive-database", help="the metastore database of the Iceberg views (default: default)")
+    serve.add_argument("--hive-sync-database",
+                       help="the metastore database of Hudi's own tables, <table>_ro and <table>_rt (default: hudi)")
+    serve.add_argument("--no-hive-sync", action="store_true", help="register no Hudi tables, only the Iceberg views")
+    serve.add_argument("--hive-metastore-seconds", type=float,
+                       help="how often every table's metastore entries are brought up to date (default: 60)")
     serve.add_argument("--max-scan-rows", type=int, help="rows per scan at most")
     serve.add_argument("--max-scan-bytes", type=int, help="Arrow bytes per scan at most")
     serve.add_argument("--max-scan-seconds", type=float,
@@ -183,7 +194,8 @@ def _serve(args: argparse.Namespace) -> int:
     limits = {key: value for key in ("max_scan_rows", "max_scan_bytes", "max_scan_seconds", "max_scans",
                                      "max_waiting_scans", "scan_wait_seconds", "write_timeout_seconds",
                                      "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
-                                     "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds")
+                                     "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
+                                     "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds")
               if (value := getattr(args, key)) is not None}
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",
@@ -209,6 +221,8 @@ def _serve(args: argparse.Namespace) -> int:
                 return 2
             value = os.environ[value[4:]]
         table_storage_options.setdefault(name, {})[key] = value
+    if args.no_hive_sync:
+        limits["hive_sync_database"] = None
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         storage_options=storage_options, table_storage_options=table_storage_options,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,

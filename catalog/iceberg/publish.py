@@ -58,6 +58,8 @@ from shim.timeline.instant import instant_key
 FORMAT_VERSION = 2
 #: Changes when what manifests say of the same files changes (a new version is published then).
 MANIFEST_VERSION = "metrics-2"
+#: Changes when what the metadata says beside the files changes (its location, its properties).
+METADATA_VERSION = "location-gc-1"
 EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
@@ -216,7 +218,7 @@ class IcebergPublisher:
             if schema not in schemas:
                 schemas.append(schema)
             schema_ids.append(schemas.index(schema))
-        content = json.dumps([MANIFEST_VERSION, schemas, versions.mapping, versions.spec.to_json(),
+        content = json.dumps([MANIFEST_VERSION, METADATA_VERSION, schemas, versions.mapping, versions.spec.to_json(),
                               [[(f.path, f.size, f.content, f.partition_path) for f in snapshot.files]
                                for snapshot in versions.snapshots],
                               [snapshot.scan.read_instant for snapshot in versions.snapshots]], sort_keys=True)
@@ -241,11 +243,15 @@ class IcebergPublisher:
             "hudi-shim.instant": latest.scan.read_instant or "",
             "hudi-shim.files-in-place": str(sum(p.base_path is not None for p in latest.layout.placements)),
             "hudi-shim.slices-written": str(sum(p.base_path is None for p in latest.layout.placements)),
+            # The data files are Hudi's: a reader's DROP TABLE or snapshot expiry must never delete them
+            "gc.enabled": "false",
         }
         metadata = {
             "format-version": FORMAT_VERSION,
             "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{file_uri(table_path)}#{readers.folder(view)}")),
-            "location": file_uri(table_path),
+            # where this view's metadata lives, not the Hudi table: an engine that drops the table
+            # through a metastore (Trino removes the table's location) or writes to it stays out of Hudi's folder
+            "location": file_uri(os.path.dirname(folder)),
             "last-sequence-number": len(entries),
             "last-updated-ms": current["timestamp-ms"],
             "last-column-id": max([mapped_ids(versions.mapping)]
