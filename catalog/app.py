@@ -27,6 +27,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import shim
 from catalog.admission import ScanSlots
+from catalog.auth.oauth import Authenticator
+from catalog.auth.routes import router as oauth_router
 from catalog.connections import ABORT, UNSENT_BYTES, ClientTooSlowError, send_while_progressing
 from catalog.errors import error_response, install_error_handlers, redact_paths, server_fault_response
 from catalog.hive.sync import HiveMetastoreSync
@@ -62,6 +64,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         catalog = Catalog(settings)
         app.state.catalog = catalog
+        app.state.auth = Authenticator.from_settings(settings)
         app.state.scan_slots = ScanSlots(settings.max_scans, settings.max_waiting_scans, settings.scan_wait_seconds)
         folder = settings.iceberg_location()
         temporary = folder is None
@@ -102,6 +105,7 @@ def create_app(settings: Settings) -> FastAPI:
     _quiet_on_purpose(logging.getLogger("uvicorn.error"))
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(oauth_router)
     app.include_router(iceberg_router)
     app.include_router(publish_router)
 

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from catalog.auth.oauth import Authenticator
 from catalog.service import Catalog
 from catalog.settings import Settings
 
@@ -28,7 +29,8 @@ def run(settings: Settings) -> int:
     from catalog.connections import guarded_protocol
 
     Catalog(settings).close()  # fail here, with the shim's message, rather than inside the server's startup
-    if not is_loopback(settings.host) and settings.token is None:
+    Authenticator.from_settings(settings)  # a clients file that cannot be read, too
+    if not is_loopback(settings.host) and settings.token is None and not settings.oauth_clients:
         log.warning("serving on %s without a token: anyone who can reach it can read every registered table",
                     settings.host)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info",

@@ -38,7 +38,13 @@ class Settings:
         tables: table folders registered explicitly, as `PATH` or `NAME=PATH`.
         catalog_db: SQLite file of the table registry; default `<warehouse>/.hudi-shim/catalog.sqlite`,
             or in memory when there is no warehouse. `":memory:"` keeps it in memory.
-        token: bearer token every `/v1` request must carry (None: no authentication).
+        token: bearer token every `/v1` request must carry (None: no authentication), with access
+            to every table.
+        oauth_clients: OAuth2 clients that may ask `POST /v1/oauth/tokens` for expiring tokens (a
+            clients file's path, or its JSON text; see `catalog.auth.clients`), each limited to its tables.
+        oauth_key: the key tokens are signed with (default `$HUDI_SHIM_OAUTH_KEY`, else a new one
+            at each start: tokens then die with the server). Never logged.
+        oauth_token_seconds: how long an issued token is valid.
         host, port: where `hudi-shim serve` listens (loopback unless told otherwise).
         max_scan_rows, max_scan_bytes, max_scan_seconds: per-scan limits; a scan that exceeds
             one is aborted with an error (time is checked between the batches it reads, also
@@ -81,6 +87,9 @@ class Settings:
     table_storage_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False)
     catalog_db: str | None = None
     token: str | None = None
+    oauth_clients: str | None = field(default=None, repr=False)
+    oauth_key: str | None = field(default=None, repr=False)
+    oauth_token_seconds: float = 3600.0
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     max_scan_rows: int = 100_000_000
@@ -130,6 +139,10 @@ class Settings:
         if not isinstance(self.max_waiting_scans, int) or self.max_waiting_scans < 0 or not self.scan_wait_seconds >= 0:
             raise InvalidArgumentError("settings max_waiting_scans and scan_wait_seconds must be 0 or more, got "
                                        f"{self.max_waiting_scans!r} and {self.scan_wait_seconds!r}")
+        if not self.oauth_token_seconds > 0:
+            raise InvalidArgumentError(f"setting oauth_token_seconds must be positive, got {self.oauth_token_seconds!r}")
+        if self.oauth_key is not None and len(self.oauth_key) < 16:
+            raise InvalidArgumentError("setting oauth_key must be at least 16 characters")
         if not self.hive_metastore_seconds > 0:
             raise InvalidArgumentError(
                 f"setting hive_metastore_seconds must be positive, got {self.hive_metastore_seconds!r}")

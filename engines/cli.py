@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="bearer token required on every request. Other users of the machine see a "
                                        "--token in the process list (ps): set the environment variable "
                                        "HUDI_SHIM_TOKEN instead (its default)")
+    serve.add_argument("--oauth-clients", metavar="FILE",
+                       help="OAuth2 clients that may ask POST /v1/oauth/tokens for expiring tokens limited to their "
+                            "tables (a file `hudi-shim oauth-client` writes; default: the environment variable "
+                            "HUDI_SHIM_OAUTH_CLIENTS, a file's path or the clients' JSON). Sign tokens with "
+                            "HUDI_SHIM_OAUTH_KEY to keep them valid across restarts")
+    serve.add_argument("--oauth-token-seconds", type=float, help="how long an issued token is valid (default: 3600)")
     serve.add_argument("--catalog-db", help="SQLite file of the table registry "
                                             "(default: <warehouse>/.hudi-shim/catalog.sqlite; ':memory:')")
     serve.add_argument("--iceberg-dir", help="folder for the Iceberg REST catalog's metadata and written-out "
@@ -115,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--request-timeout-seconds", type=float,
                        help="how long a request's headers and body may take to arrive (default: 30)")
     serve.set_defaults(run=_serve)
+
+    client = commands.add_parser("oauth-client", help="add an OAuth2 client to a clients file (prints its secret once)")
+    client.add_argument("--file", required=True, help="the clients file (made when missing; serve --oauth-clients)")
+    client.add_argument("client_id", help="the client's id (no ':')")
+    client.add_argument("--tables", help="comma-separated tables or patterns it may read (default: every table)")
+    client.set_defaults(run=_oauth_client)
 
     sql = commands.add_parser("sql", help="run a DuckDB query over the tables (<table>, <table>_ro)")
     where = sql.add_mutually_exclusive_group(required=True)
@@ -195,7 +207,8 @@ def _serve(args: argparse.Namespace) -> int:
                                      "max_waiting_scans", "scan_wait_seconds", "write_timeout_seconds",
                                      "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
                                      "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
-                                     "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds")
+                                     "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds",
+                                     "oauth_token_seconds")
               if (value := getattr(args, key)) is not None}
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",
@@ -226,8 +239,22 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         storage_options=storage_options, table_storage_options=table_storage_options,
                         token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
+                        oauth_clients=args.oauth_clients or os.environ.get("HUDI_SHIM_OAUTH_CLIENTS") or None,
                         catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)
     return run(settings)
+
+
+def _oauth_client(args: argparse.Namespace) -> int:
+    from catalog.auth.clients import add_client
+
+    if ":" in args.client_id or not args.client_id:
+        print("hudi-shim: error: a client id is not empty and holds no ':'", file=sys.stderr)
+        return 2
+    tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
+    secret = add_client(args.file, args.client_id, tables)
+    print(f"client {args.client_id} added to {args.file}; its credential (shown once, keep it secret):")
+    print(f"{args.client_id}:{secret}")
+    return 0
 
 
 def _sql(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.models import ErrorBody
 from catalog.publication import Publication, Published
-from catalog.routes import require_token
+from catalog.routes import allow_everything, allow_table, principal_of, require_token
 from catalog.service import Catalog
 from shim.errors import TableNotFoundError
 
@@ -79,7 +79,8 @@ class LoadTableResult(BaseModel):
 
 
 router = APIRouter(prefix="/iceberg/v1", tags=["iceberg"], dependencies=[Depends(require_token)],
-                   responses={401: {"model": ErrorBody, "description": "missing or wrong token"},
+                   responses={401: {"model": ErrorBody, "description": "missing, wrong or expired token"},
+                              403: {"model": ErrorBody, "description": "the token's client may not read that table"},
                               404: {"model": ErrorBody, "description": "no such namespace or table"}})
 
 
@@ -124,8 +125,9 @@ def namespace_exists(namespace: str) -> Response:
             summary="Iceberg REST: list tables")
 def list_tables(request: Request, namespace: str) -> TableIdentifiers:
     _check_namespace(namespace)
+    principal = principal_of(request)
     return TableIdentifiers(identifiers=[TableIdentifier(namespace=[NAMESPACE], name=name)
-                                         for name in iceberg_names(_catalog(request))])
+                                         for name in iceberg_names(_catalog(request)) if principal.may_read(name)])
 
 
 @router.get("/namespaces/{namespace}/tables/{table}", response_model=LoadTableResult, response_model_by_alias=True,
@@ -133,6 +135,7 @@ def list_tables(request: Request, namespace: str) -> TableIdentifiers:
             responses={409: {"model": ErrorBody, "description": "the table uses a feature that cannot be published"}})
 def load_table(request: Request, namespace: str, table: str) -> LoadTableResult:
     _check_namespace(namespace)
+    allow_table(request, table)
     name, view = resolve(_catalog(request), table)
     published = _publisher(request).publish(name, view)
     return LoadTableResult.model_validate({"metadata-location": published.metadata_location,
@@ -142,6 +145,7 @@ def load_table(request: Request, namespace: str, table: str) -> LoadTableResult:
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, summary="Iceberg REST: table exists")
 def table_exists(request: Request, namespace: str, table: str) -> Response:
     _check_namespace(namespace)
+    allow_table(request, table)
     resolve(_catalog(request), table)
     return Response(status_code=204)
 
@@ -178,7 +182,10 @@ class CommitMessage(BaseModel):
 
 
 publish_router = APIRouter(prefix="/v1", tags=["iceberg"], dependencies=[Depends(require_token)],
-                           responses={401: {"model": ErrorBody, "description": "missing or wrong token"}})
+                           responses={400: {"model": ErrorBody, "description": "the body is not JSON"},
+                                      401: {"model": ErrorBody, "description": "missing, wrong or expired token"},
+                                      403: {"model": ErrorBody, "description": "the token's client may not publish "
+                                                                               "that table (or every table)"}})
 
 
 def _publication(request: Request) -> Publication:
@@ -190,6 +197,7 @@ def _publication(request: Request) -> Publication:
                      summary="Publish every table's Iceberg views now (the Hadoop catalog folder and the Hive "
                              "Metastore brought up to date)")
 def publish_all(request: Request) -> PublishReport:
+    allow_everything(request, "publish every table")
     return _report(request, _publication(request).all())
 
 
@@ -199,6 +207,7 @@ def publish_all(request: Request) -> PublishReport:
 def commit_made(request: Request, message: CommitMessage) -> PublishReport:
     publication = _publication(request)
     entry = publication.table_at(message.basePath, message.tableName)
+    allow_table(request, entry.name)
     log.info("commit %s of %s announced: publishing it", message.commitTime, entry.name)
     return _report(request, publication.table(entry.name))
 
