@@ -139,6 +139,10 @@ def site_xml(port: int, database: str, warehouse: str) -> str:
         "metastore.schema.verification": "false",
         "metastore.warehouse.dir": f"file://{warehouse}",
         "metastore.event.db.notification.api.auth": "false",
+        # what the standalone metastore's own configuration sets: Hive 3.1's defaults name
+        # classes of Hive's query engine, which a standalone metastore does not have
+        "metastore.expression.proxy": "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy",
+        "metastore.task.threads.always": "org.apache.hadoop.hive.metastore.events.EventCleanerTask",
         # Hudi's Hive sync re-registers a table whose columns changed type (a dropped column
         # re-added as another type); its own setup turns this check off the same way
         "metastore.disallow.incompatible.col.type.changes": "false",

@@ -96,9 +96,11 @@ def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 
 @pytest.fixture(scope="session")
 def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetastoreServer]:
-    """A real Hive Metastore 4.0.1 (from Maven Central): a container where Docker runs, else a process."""
+    """A real Hive Metastore (Apache Hive's standalone metastore from Maven Central): a container
+    where Docker runs, else a process. 3.1.3, which Presto 0.287 and Trino 476 both read (Presto
+    calls `get_table`, which 4.0 removed)."""
     from tests.engines.trino.enginekit import runner
     from tests.hmskit import metastore_server
 
-    with metastore_server(tmp_path_factory.mktemp("hive-metastore"), how=runner()) as server:
+    with metastore_server(tmp_path_factory.mktemp("hive-metastore"), how=runner(), version="3.1.3") as server:
         yield server

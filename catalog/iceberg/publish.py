@@ -224,7 +224,9 @@ class IcebergPublisher:
                               [snapshot.scan.read_instant for snapshot in versions.snapshots]], sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
-        metadata_path = os.path.join(folder, f"{digest}.metadata.json")
+        # `<version>-<id>.metadata.json`, as Iceberg names them: Trino's metastore catalogs parse
+        # the version from the name and refuse any other (the content digest keeps it unique)
+        metadata_path = os.path.join(folder, f"00000-{digest}.metadata.json")
         out = self.storage
         if out.exists(metadata_path):
             out.touch(metadata_path)  # published again: a version in use is never expired

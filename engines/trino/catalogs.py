@@ -7,7 +7,8 @@
   connector reads a Hadoop catalog folder that `hudi-shim serve --hadoop-catalog-dir` keeps
   current (`iceberg_hadoop`), with files that carry field ids (Presto matches files without
   them by the current column name).
-- Both: the engines' own Hudi connectors over a file-based Hive metastore (`hudi_connector`),
+- Both: the Iceberg connector on a Hive Metastore the server keeps (`iceberg_metastore`), and
+  the engines' own Hudi connectors over a Hive Metastore or a file-based one (`hudi_connector`),
   which show what reading evolved tables by name or by position gets wrong (Presto's by
   position is its Hive connector).
 """
@@ -67,20 +68,38 @@ def presto_s3_files(endpoint: str | None, access_key: str, secret_key: str) -> d
     return properties
 
 
+def iceberg_metastore(flavor: str, uri: str, *, s3: dict[str, str] | None = None) -> dict[str, str]:
+    """The Iceberg connector on a Hive Metastore (`thrift://host:port`) that `hudi-shim serve
+    --hive-metastore` keeps: Trino's `hive_metastore` catalog, Presto's `hive` catalog. `s3`: the
+    properties of `s3_files` (Trino) or `presto_s3_files` (Presto) for tables on S3."""
+    if flavor == "trino":
+        return {"connector.name": "iceberg", "iceberg.catalog.type": "hive_metastore",
+                "hive.metastore.uri": uri} | _local_files(flavor) | (s3 or {})
+    return {"connector.name": "iceberg", "iceberg.catalog.type": "hive", "hive.metastore.uri": uri} | (s3 or {})
+
+
 def hudi_connector(flavor: str, metastore: str, *, by_position: bool = False) -> dict[str, str]:
-    """The engine's own Hudi connector, its tables registered in a file-based Hive metastore
-    folder (`engines.trino.metastore`). Both match Parquet columns by name.
+    """The engine's own Hudi connector, its tables registered in a Hive Metastore (`thrift://...`,
+    the tables `hudi-shim serve --hive-metastore` syncs as Hudi's Hive sync would) or in a
+    file-based metastore folder (`engines.trino.metastore`). Both match Parquet columns by name.
 
     `by_position` matches them by position instead: Trino's Hudi connector with
     `hudi.parquet.use-column-names=false`; Presto 0.287's Hudi connector has no such setting (it
     always matches by name), so there it is Presto's Hive connector, which reads the same
     registered Hudi tables (chosen by Hudi's input format) with `hive.parquet.use-column-names=false`.
     """
-    folder = os.path.abspath(metastore)
+    thrift = metastore.startswith("thrift://")
+    folder = os.path.abspath(metastore) if not thrift else ""
     if flavor == "trino":
-        return ({"connector.name": "hudi", "hive.metastore": "file", "hive.metastore.catalog.dir": "local://" + folder}
-                | _local_files(flavor) | ({"hudi.parquet.use-column-names": "false"} if by_position else {}))
-    metastore_properties = {"hive.metastore": "file", "hive.metastore.catalog.dir": "file://" + folder}
+        # A metastore keeps locations as `file:/...`, which Trino's native local file system
+        # cannot list Hudi's timeline under ("Cannot get parent path of a root path"): the
+        # Hadoop file system reads them.
+        where = {"hive.metastore.uri": metastore, "fs.hadoop.enabled": "true"} if thrift else \
+            {"hive.metastore": "file", "hive.metastore.catalog.dir": "local://" + folder} | _local_files(flavor)
+        return ({"connector.name": "hudi"} | where
+                | ({"hudi.parquet.use-column-names": "false"} if by_position else {}))
+    metastore_properties = {"hive.metastore.uri": metastore} if thrift else \
+        {"hive.metastore": "file", "hive.metastore.catalog.dir": "file://" + folder}
     if by_position:
         return {"connector.name": "hive-hadoop2"} | metastore_properties | {"hive.parquet.use-column-names": "false"}
     return {"connector.name": "hudi"} | metastore_properties
