@@ -19,7 +19,7 @@ from shim.files import log_file_name
 from shim.log.blocks import HeaderKey
 from shim.log.writer import encode_parquet_data_block, write_log_file
 from shim.properties import TableConfig, TableType
-from shim.storage import as_storage
+from shim.storage import Storage, as_storage
 from shim.timeline.instant import Action
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
@@ -87,7 +87,7 @@ def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7,
         rows_chosen = np.sort(rng.choice(per_group, per_group_updates, replace=False))
         data = updated_rows(rows_chosen + g * per_group, rng)
         placed = {"positions": rows_chosen} if positions else {}  # the base file holds ids in order
-        log_writes.append(write_log(path, config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
+        log_writes.append(write_log(as_storage(path), config, partition_path="", file_id=f"{g:08d}-bench-0000-0000-0",
                                     base_instant=base_instant, instant=log_instant,
                                     write_token=f"{g}-2-{g}", upserts=data, partition_id=g,
                                     base_file=writes[g].file_name, **placed))
@@ -96,19 +96,19 @@ def generate(path: str, rows: int, groups: int, updates: float, seed: int = 7,
             "log_format": log_format, "positions": positions, "seconds": round(time.perf_counter() - started, 1)}
 
 
-def _write_parquet_log(path: str, config: TableConfig, *, partition_path: str, file_id: str, base_instant: str,
+def _write_parquet_log(storage: Storage, config: TableConfig, *, partition_path: str, file_id: str, base_instant: str,
                        instant: str, write_token: str, upserts: pa.Table, partition_id: int,
                        base_file: str) -> FileWrite:
     """A log file of one PARQUET_DATA block holding `upserts` (the bench's tables are unpartitioned)."""
     full = with_meta_columns(upserts, config, instant=instant, file_name=file_id, partition_id=partition_id)
     header = {HeaderKey.INSTANT_TIME: instant,
               HeaderKey.SCHEMA: json.dumps(avro_record_schema(config.name, full.schema))}
-    version = next_log_version(as_storage(path), path, file_id, base_instant)
+    version = next_log_version(storage, storage.root, file_id, base_instant)
     name = log_file_name(file_id, base_instant, version, write_token)
-    target = os.path.join(path, name)
-    write_log_file(as_storage(path), target, [encode_parquet_data_block(full, header)])
+    target = os.path.join(storage.root, name)
+    write_log_file(storage, target, [encode_parquet_data_block(full, header)])
     return FileWrite(partition_path=partition_path, file_id=file_id, file_name=name, num_writes=full.num_rows,
-                     num_updates=full.num_rows, num_deletes=0, file_size=os.path.getsize(target),
+                     num_updates=full.num_rows, num_deletes=0, file_size=storage.file_size(target),
                      prev_commit=base_instant, base_file=base_file, log_version=version)
 
 

@@ -42,6 +42,7 @@ from catalog.routes import router
 from catalog.service import ICEBERG_DIR, Catalog
 from catalog.settings import Settings
 from catalog.stream import StreamAborted
+from catalog.ui import mount as mount_ui
 from shim.errors import HudiShimError
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,8 @@ def create_app(settings: Settings) -> FastAPI:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
             catalog.private_folders.append((folder, ICEBERG_DIR))
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
-                                             history=settings.iceberg_history)
+                                             history=settings.iceberg_history,
+                                             statistics_max_columns=settings.iceberg_statistics_max_columns)
         hadoop_folder = settings.hadoop_catalog_location()
         app.state.hadoop = None if hadoop_folder is None else HadoopCatalogFolder(app.state.iceberg, hadoop_folder)
         hive = None if settings.hive_metastore is None else HiveMetastoreSync(
@@ -108,6 +110,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(oauth_router)
     app.include_router(iceberg_router)
     app.include_router(publish_router)
+    mount_ui(app)  # the browser UI at /ui (same token)
 
     @app.get("/health", summary="Liveness, and whether the warehouse can be served", tags=["health"],
              responses={503: {"description": "the warehouse folder or the catalog database is gone "

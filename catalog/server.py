@@ -28,7 +28,11 @@ def run(settings: Settings) -> int:
     from catalog.app import create_app
     from catalog.connections import guarded_protocol
 
-    Catalog(settings).close()  # fail here, with the shim's message, rather than inside the server's startup
+    catalog = Catalog(settings)  # fail here, with the shim's message, rather than inside the server's startup
+    try:
+        print(startup_summary(settings, catalog.names()), flush=True)
+    finally:
+        catalog.close()
     Authenticator.from_settings(settings)  # a clients file that cannot be read, too
     if not is_loopback(settings.host) and settings.token is None and not settings.oauth_clients:
         log.warning("serving on %s without a token: anyone who can reach it can read every registered table",
@@ -36,6 +40,19 @@ def run(settings: Settings) -> int:
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info",
                 http=guarded_protocol(settings.request_timeout_seconds))
     return 0
+
+
+def startup_summary(settings: Settings, tables: list[str]) -> str:
+    """What `hudi-shim serve` says as it starts: the tables found, whether a token is asked for,
+    and the addresses of the scan API, the Iceberg REST catalog and the web UI."""
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    url = f"http://{host}:{settings.port}"
+    shown = ", ".join(tables[:20]) + (f", ... ({len(tables)} in all)" if len(tables) > 20 else "")
+    return "\n".join([
+        f"hudi-shim serve: {len(tables)} table(s): {shown or '(none yet)'}",
+        f"  token: {'required (Authorization: Bearer ...)' if settings.token else 'none (anyone who reaches it reads)'}",
+        f"  scan API {url}/v1, Iceberg REST catalog {url}/iceberg, web UI {url}/ui",
+    ])
 
 
 def is_loopback(host: str) -> bool:

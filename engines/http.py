@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.stream import ERROR_METADATA_KEY, MEDIA_TYPE, SKIPPED_METADATA_KEY
+from engines.tokens import resolve_token
 from shim import ScanOptions
 from shim import errors as shim_errors
 from shim.errors import HudiShimError, InvalidArgumentError
@@ -81,7 +82,8 @@ class ShimClient:
 
     Args:
         url: the server, e.g. `http://127.0.0.1:8080`.
-        token: the bearer token the server was started with, if any.
+        token: the bearer token the server was started with, if any (default: `HUDI_SHIM_TOKEN`,
+            or the file `HUDI_SHIM_TOKEN_FILE` names; see `engines.tokens`).
         timeout: seconds to wait for a connection or for the next bytes of a response.
         compression: "lz4" or "zstd" asks the server to compress the scans' record batches (for
             slow networks: lz4 sends about 40% of the bytes, at some CPU cost on both ends).
@@ -100,6 +102,7 @@ class ShimClient:
         self.url = url.rstrip("/")
         self._parsed = parsed
         self._prefix = parsed.path.rstrip("/")
+        token = resolve_token(token)
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.timeout = timeout
         if compression not in (None, "lz4", "zstd"):

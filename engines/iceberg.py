@@ -15,6 +15,7 @@ import os
 
 import duckdb
 
+from engines.tokens import resolve_token
 from shim.errors import InvalidArgumentError
 
 #: Loaded in this order (Avro before Iceberg, which reads manifests with it).
@@ -40,8 +41,9 @@ def attach(url: str, token: str | None = None, *, credential: str | None = None,
            connection: duckdb.DuckDBPyConnection | None = None, alias: str = "shim") -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the shim server at `url` attached as Iceberg catalog `alias`:
     tables `alias.default.<table>` (snapshot) and `alias.default.<table>_ro` (read-optimized).
-    `token`: the server's static token; or `credential` (`client_id:secret`): an OAuth2 client,
-    for which DuckDB asks the server's token endpoint for tokens itself."""
+    `token`: the server's static token (without it, the environment's: `HUDI_SHIM_TOKEN`,
+    `HUDI_SHIM_TOKEN_FILE`); or `credential` (`client_id:secret`): an OAuth2 client, for which
+    DuckDB asks the server's token endpoint for tokens itself."""
     if not alias or set(alias.lower()) - _ALIAS_CHARS or alias[0].isdigit():
         raise InvalidArgumentError(f"invalid catalog alias {alias!r}: use letters, digits and '_'")
     con = connection if connection is not None else duckdb.connect()
@@ -53,7 +55,7 @@ def attach(url: str, token: str | None = None, *, credential: str | None = None,
         con.execute(f"CREATE OR REPLACE SECRET {secret} (TYPE iceberg, CLIENT_ID '{_quoted(client_id)}', "
                     f"CLIENT_SECRET '{_quoted(client_secret)}', OAUTH2_SERVER_URI '{_quoted(endpoint)}/v1/oauth/tokens')")
         options = f"SECRET {secret}"
-    elif token is None:
+    elif (token := resolve_token(token)) is None:
         options = "AUTHORIZATION_TYPE 'none'"
     else:
         secret = f"{alias}_iceberg_token"

@@ -1,7 +1,7 @@
 """The import graph: no module imports itself through others, imports flow one way,
-shim <- catalog <- engines, and catalog and engines use only shim's public surface (lazy imports
-inside functions and `if TYPE_CHECKING:` ones count: a type-only circle is still a circle to
-read through)."""
+shim <- catalog <- engines, and within the writer core <- services <- entry modules, and catalog
+and engines use only shim's public surface (lazy imports inside functions and `if TYPE_CHECKING:`
+ones count: a type-only circle is still a circle to read through)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,17 @@ PUBLIC_MODULES = frozenset({
 })
 """Modules of shim that catalog/ and engines/ may import."""
 PUBLIC_PACKAGES = ("shim.filters", "shim.keys", "shim.layout", "shim.schema", "shim.timeline", "shim.write",
-                   "shim.services", "shim.storage")
+                   "shim.storage")
 """Packages of shim that catalog/ and engines/ may import, every module of them: filters, key
-generation, the table's layout, schemas, the timeline, the writer, the table services and the
-storage a table's files are reached through."""
+generation, the table's layout, schemas, the timeline, the writer (with its table services) and
+the storage a table's files are reached through."""
+
+WRITER_ENTRIES = ("shim.write.job", "shim.write.task", "shim.write.ddl")
+"""The writer's entry modules, its top layer: a write job on the driver (which runs the table
+services after its commit), one task's file groups, ALTER TABLE."""
+WRITER_SERVICES = "shim.write.services"
+"""The table services (clean, archive, compaction), the middle layer; every other module of
+`shim.write` is the writer's core, the bottom one."""
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +89,50 @@ def test_no_module_imports_itself_through_others(graph):
 @pytest.mark.parametrize(("lower", "upper"), [("shim", "catalog"), ("shim", "engines"), ("catalog", "engines")])
 def test_imports_flow_one_way(graph, lower, upper):
     assert not graph.chain_exists(importer=lower, imported=upper, as_packages=True)
+
+
+def writer_layer(module: str) -> int | None:
+    """0: the writer's core, 1: the table services, 2: the entry modules; None: not the writer."""
+    if module in WRITER_ENTRIES:
+        return 2
+    if module == WRITER_SERVICES or module.startswith(f"{WRITER_SERVICES}."):
+        return 1
+    return 0 if module == "shim.write" or module.startswith("shim.write.") else None
+
+
+def _upward_chains(modules: set[str], shortest_chain) -> list[tuple[str, ...]]:
+    """Every chain of imports from a module of the writer to one of a higher layer."""
+    layers = {m: layer for m in sorted(modules) if (layer := writer_layer(m)) is not None}
+    chains = (shortest_chain(low, high) for low in layers for high in layers if layers[high] > layers[low])
+    return [chain for chain in chains if chain]
+
+
+def test_the_writers_imports_point_down(graph):
+    """The core (options and the services' settings, transactions, rollback, data files) never
+    imports the table services or the entry modules, and the services never import the entry
+    modules: `commit_write` runs the services after a commit, not the other way round. Detours
+    through modules outside the writer count."""
+    assert set(WRITER_ENTRIES) | {WRITER_SERVICES} <= graph.modules
+    assert _upward_chains(graph.modules, lambda a, b: graph.find_shortest_chain(importer=a, imported=b)) == []
+
+
+def test_the_upward_finder_finds_upward_imports():
+    imports = {"shim.write.txn": {"shim.read"}, "shim.read": {"shim.write.services.clean"},
+               "shim.write.services.clean": {"shim.write.txn"}, "shim.write.job": {"shim.write.services.clean"}}
+
+    def shortest_chain(a: str, b: str) -> tuple[str, ...] | None:
+        paths = [(a,)]
+        while paths:
+            path = paths.pop(0)
+            if path[-1] == b:
+                return path
+            paths += [(*path, n) for n in sorted(imports.get(path[-1], ())) if n not in path]
+        return None
+
+    assert _upward_chains(set(imports), shortest_chain) == [
+        ("shim.write.txn", "shim.read", "shim.write.services.clean")]
+    assert [writer_layer(m) for m in ("shim.write.txn", "shim.write.services", "shim.write.task", "shim.read")] == \
+        [0, 1, 2, None]
 
 
 def is_public(module: str) -> bool:

@@ -1,8 +1,10 @@
 """Iceberg (format version 2) manifest files and manifest lists, written as Avro with fastavro.
 
-A published view is one snapshot that adds all its files: a manifest of data files, a manifest
-of position delete files when some base rows are superseded by log records, and a manifest list
-naming them. The Avro schemas carry Iceberg's field ids (`field-id`), which readers use to find
+A published view's snapshot has a manifest of data files, a manifest of position delete files
+when some base rows are superseded by log records, and a manifest list naming them. As a native
+writer records them, a file the parent snapshot had too is an existing entry (with the snapshot
+and sequence number that added it), a new one is added, and one the parent had and this
+snapshot has not is a deleted entry; the manifest list counts each kind. The Avro schemas carry Iceberg's field ids (`field-id`), which readers use to find
 fields. Files carry their partition's values (`catalog.iceberg.partitioning`), and a position
 delete file names the one data file it deletes rows of (`referenced_data_file`, and bounds on
 its `file_path` column, for readers that only look at those), so readers open only the delete
@@ -23,10 +25,12 @@ from catalog.iceberg.metrics import FileMetrics
 from catalog.iceberg.partitioning import PartitionSpec
 from catalog.iceberg.types import DELETE_FILE_PATH_ID
 
-ADDED = 1  # manifest entry status
+EXISTING, ADDED, DELETED = 0, 1, 2  # manifest entry status
 DATA = 0  # content: data files (manifest entries) / data manifests (manifest list)
 POSITION_DELETES = 1  # content: position delete files / delete manifests
 DELETES = 1
+#: The table's sort order (Hudi's files are not known to be sorted): Iceberg's unsorted order.
+UNSORTED_ORDER_ID = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +44,19 @@ class DataFile:
     partition_path: str = ""
     #: Position deletes: the data file whose rows they delete.
     references: str | None = None
-    #: Data files: column counts and bounds from the file's footer.
+    #: Column sizes, counts and bounds, and split offsets, from the file's footer.
     metrics: FileMetrics | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntry:
+    """A file's entry in a snapshot's manifest: its status, the snapshot that added (or, for a
+    deleted entry, deleted) it, and the data sequence number it was added with."""
+
+    status: int
+    snapshot_id: int
+    sequence_number: int
+    file: DataFile
 
 
 def _optional(name: str, field_id: int, avro_type: Any) -> dict[str, Any]:
@@ -71,10 +86,16 @@ def manifest_entry_schema(spec: PartitionSpec) -> dict[str, Any]:
             _required("partition", 102, spec.avro_record()),
             _required("record_count", 103, "long"),
             _required("file_size_in_bytes", 104, "long"),
+            _by_field_id("column_sizes", 108, 117, "long"),
             _by_field_id("value_counts", 109, 119, "long"),
             _by_field_id("null_value_counts", 110, 121, "long"),
+            _by_field_id("nan_value_counts", 137, 138, "long"),
             _by_field_id("lower_bounds", 125, 126, "bytes"),
             _by_field_id("upper_bounds", 128, 129, "bytes"),
+            _optional("key_metadata", 131, "bytes"),
+            _optional("split_offsets", 132, {"type": "array", "items": "long", "element-id": 133}),
+            _optional("equality_ids", 135, {"type": "array", "items": "int", "element-id": 136}),
+            _optional("sort_order_id", 140, "int"),
             _optional("referenced_data_file", 143, "string"),
         ],
     }
@@ -124,17 +145,17 @@ MANIFEST_FILE = {
 }
 
 
-def manifest_bytes(files: Sequence[DataFile], snapshot_id: int, sequence_number: int,
-                   table_schema: dict[str, Any], spec: PartitionSpec, content: int = DATA) -> bytes:
-    """A manifest adding `files` (all data, or all position deletes: `content`) in snapshot
-    `snapshot_id`, under partition spec `spec` (id 0)."""
+def manifest_bytes(entries: Sequence[ManifestEntry], table_schema: dict[str, Any], spec: PartitionSpec,
+                   content: int = DATA) -> bytes:
+    """A manifest of `entries` (all data files, or all position deletes: `content`), under
+    partition spec `spec` (id 0)."""
     records = [{
-        "status": ADDED,
-        "snapshot_id": snapshot_id,
-        "sequence_number": sequence_number,
-        "file_sequence_number": sequence_number,
-        "data_file": _data_file(f, spec),
-    } for f in files]
+        "status": e.status,
+        "snapshot_id": e.snapshot_id,
+        "sequence_number": e.sequence_number,
+        "file_sequence_number": e.sequence_number,
+        "data_file": _data_file(e.file, spec),
+    } for e in entries]
     metadata = {
         "schema": json.dumps(table_schema),
         "schema-id": str(table_schema.get("schema-id", 0)),
@@ -150,13 +171,17 @@ def _data_file(file: DataFile, spec: PartitionSpec) -> dict[str, Any]:
     record: dict[str, Any] = {"content": file.content, "file_path": file.path, "file_format": "PARQUET",
                               "partition": spec.record(file.partition_path), "record_count": file.record_count,
                               "file_size_in_bytes": file.size}
+    metrics = file.metrics
+    if metrics is not None:
+        record.update(column_sizes=_pairs(metrics.column_sizes), value_counts=_pairs(metrics.value_counts),
+                      null_value_counts=_pairs(metrics.null_counts), nan_value_counts=_pairs(metrics.nan_counts),
+                      lower_bounds=_pairs(metrics.lower), upper_bounds=_pairs(metrics.upper),
+                      split_offsets=list(metrics.split_offsets) or None)
+    if file.content == DATA:
+        record["sort_order_id"] = UNSORTED_ORDER_ID
     if file.references is not None:
         bound = [{"key": DELETE_FILE_PATH_ID, "value": file.references.encode("utf-8")}]
         record.update(lower_bounds=bound, upper_bounds=bound, referenced_data_file=file.references)
-    elif file.metrics is not None:
-        metrics = file.metrics
-        record.update(value_counts=_pairs(metrics.value_counts), null_value_counts=_pairs(metrics.null_counts),
-                      lower_bounds=_pairs(metrics.lower), upper_bounds=_pairs(metrics.upper))
     return record
 
 
@@ -171,29 +196,39 @@ class Manifest:
     path: str
     length: int
     content: int
-    files: tuple[DataFile, ...]
+    entries: tuple[ManifestEntry, ...]
+
+    def count(self, status: int) -> tuple[int, int]:
+        """Files and rows of the entries of `status`."""
+        held = [e.file.record_count for e in self.entries if e.status == status]
+        return len(held), sum(held)
 
 
 def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequence_number: int,
                         spec: PartitionSpec, parent: int | None = None) -> bytes:
-    """The manifest list of snapshot `snapshot_id`, naming its manifests (with the bounds of
-    their partition values)."""
-    records = [{
-        "manifest_path": m.path,
-        "manifest_length": m.length,
-        "partition_spec_id": 0,
-        "content": m.content,
-        "sequence_number": sequence_number,
-        "min_sequence_number": sequence_number,
-        "added_snapshot_id": snapshot_id,
-        "added_files_count": len(m.files),
-        "existing_files_count": 0,
-        "deleted_files_count": 0,
-        "added_rows_count": sum(f.record_count for f in m.files),
-        "existing_rows_count": 0,
-        "deleted_rows_count": 0,
-        "partitions": spec.summaries([f.partition_path for f in m.files]),
-    } for m in manifests]
+    """The manifest list of snapshot `snapshot_id`, naming its manifests (with their entries'
+    counts and the bounds of their partition values)."""
+    records = []
+    for m in manifests:
+        (added, added_rows), (existing, existing_rows), (deleted, deleted_rows) = (
+            m.count(ADDED), m.count(EXISTING), m.count(DELETED))
+        live = [e.sequence_number for e in m.entries if e.status != DELETED]
+        records.append({
+            "manifest_path": m.path,
+            "manifest_length": m.length,
+            "partition_spec_id": 0,
+            "content": m.content,
+            "sequence_number": sequence_number,
+            "min_sequence_number": min(live, default=sequence_number),
+            "added_snapshot_id": snapshot_id,
+            "added_files_count": added,
+            "existing_files_count": existing,
+            "deleted_files_count": deleted,
+            "added_rows_count": added_rows,
+            "existing_rows_count": existing_rows,
+            "deleted_rows_count": deleted_rows,
+            "partitions": spec.summaries([e.file.partition_path for e in m.entries]),
+        })
     metadata = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null" if parent is None else str(parent),
                 "sequence-number": str(sequence_number), "format-version": "2"}
     return _avro(MANIFEST_FILE, records, metadata)

@@ -12,6 +12,7 @@ their sizes), so a slice no later commit touched is written once and found again
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 
 import shim
 from catalog.cache import LruCache, SingleFlight
+from catalog.iceberg.metrics import NAN_COUNTS_KEY, nan_counts
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
 from shim import FileSlice
 from shim.read import slice_merge_state
@@ -139,11 +141,16 @@ def _write(out: Storage, path: str, schema: pa.Schema, batches: Callable[[], Ite
     out.make_dirs(os.path.dirname(path))
     tmp = out.temporary_path(path)
     rows = 0
+    nans = {field.name: 0 for field in schema if pa.types.is_floating(field.type)}
     try:
         with out.parquet_sink(tmp) as sink, pq.ParquetWriter(sink, schema, compression="zstd") as writer:
             for group in _row_groups(batches()):
                 writer.write_table(group, row_group_size=group.num_rows)
                 rows += group.num_rows
+                for name, count in nan_counts(group.to_batches(), schema).items():
+                    nans[name] += count
+            if nans:  # Parquet statistics leave NaNs out uncounted: manifests take the counts from here
+                writer.add_key_value_metadata({NAN_COUNTS_KEY: json.dumps(nans, sort_keys=True)})
         if rows == 0:
             out.remove(tmp)
             return WrittenFile(None, 0, 0)
@@ -186,11 +193,14 @@ def _without_empty_dictionaries(out: Storage, path: str, schema: pa.Schema) -> N
         return
     leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
     rewritten = f"{path}-rewrite.tmp"  # (.tmp: removed by retention if left behind)
+    recorded = (metadata.metadata or {}).get(NAN_COUNTS_KEY.encode())
     try:
         with out.parquet_sink(rewritten) as sink, pq.ParquetWriter(
                 sink, schema, compression="zstd", use_dictionary=[leaf for leaf in leaves if leaf not in empty]) as writer:
             for group in range(metadata.num_row_groups):
                 writer.write_table(source.read_row_group(group), row_group_size=metadata.row_group(group).num_rows)
+            if recorded is not None:
+                writer.add_key_value_metadata({NAN_COUNTS_KEY: recorded.decode()})
         out.replace(rewritten, path)
     finally:
         out.remove(rewritten, missing_ok=True)

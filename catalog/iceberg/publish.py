@@ -9,13 +9,16 @@ partitioned by identity on Hudi's partition columns where the partition paths sp
 (`catalog.iceberg.partitioning`). Metadata, manifests and written slices go to the publisher's
 folder, named after their content, so publishing a view again after no commit writes nothing;
 after a new version, the files no version published in the last `keep_seconds` names are
-removed (`catalog.iceberg.retention`).
+removed (`catalog.iceberg.retention`). Manifests carry each file's metrics from a `StatsSource`
+(`catalog.iceberg.metrics`), snapshots list files as a native writer does (existing, added,
+deleted), and the current snapshot gets distinct-value statistics (`catalog.iceberg.statistics`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
+import errno
 import hashlib
 import json
 import logging
@@ -23,6 +26,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,31 +39,39 @@ from catalog.iceberg.history import DEFAULT_DEPTH, history_instants
 from catalog.iceberg.history import snapshot_id as history_snapshot_id
 from catalog.iceberg.layout import Layout, by_name_names, history_names, mapped_ids, name_mapping, plan_layout
 from catalog.iceberg.manifests import (
+    ADDED,
     DATA,
+    DELETED,
     DELETES,
+    EXISTING,
     POSITION_DELETES,
     DataFile,
     Manifest,
+    ManifestEntry,
     manifest_bytes,
     manifest_list_bytes,
 )
-from catalog.iceberg.materialize import SliceWriter, WrittenFile
-from catalog.iceberg.metrics import file_metrics
+from catalog.iceberg.materialize import SliceWriter, WrittenFile, slice_digest
+from catalog.iceberg.metrics import FooterStats, StatsSource, metrics_of
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
+from catalog.iceberg.statistics import SliceSketch, sketched_columns, slice_sketch, statistics_file, union
+from catalog.iceberg.statistics import available as statistics_available
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
 from catalog.views import touch_keys
 from shim.errors import HudiShimError
-from shim.read import parquet_footer, read_file_schema
+from shim.read import parquet_footer
 from shim.storage import Storage, as_uri, from_uri, is_inside, resolve_table_path
 from shim.timeline.instant import instant_key
 
 FORMAT_VERSION = 2
 #: Changes when what manifests say of the same files changes (a new version is published then).
-MANIFEST_VERSION = "metrics-2"
+MANIFEST_VERSION = "metrics-3"
 #: Changes when what the metadata says beside the files changes (its location, its properties).
 METADATA_VERSION = "location-gc-1"
+#: Tables with more top-level columns than this get no distinct-value statistics by default.
+DEFAULT_STATISTICS_MAX_COLUMNS = 200
 EXPIRE_EVERY_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
@@ -108,6 +120,9 @@ class Versions:
     snapshots: tuple[SnapshotFiles, ...]
     mapping: list[dict[str, Any]]
     spec: PartitionSpec
+    #: The latest commit's slices' sketches (None: no statistics), and the field ids they count.
+    sketches: tuple[SliceSketch, ...] | None = None
+    sketched: tuple[int, ...] = ()
 
 
 def file_uri(path: str) -> str:
@@ -120,8 +135,14 @@ class IcebergPublisher:
     """Publishes the catalog's views as Iceberg tables under `folder`."""
 
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
-                 history: int = DEFAULT_DEPTH) -> None:
+                 history: int = DEFAULT_DEPTH, stats_source: StatsSource | None = None,
+                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS) -> None:
         self.catalog = catalog
+        #: Distinct-value statistics (Puffin) for tables of at most this many top-level columns
+        #: (0: none): each new slice is read once to sketch its columns.
+        self.statistics_max_columns = statistics_max_columns
+        #: Where data files' column statistics come from (default: their Parquet footers).
+        self.stats_source: StatsSource = stats_source if stats_source is not None else FooterStats()
         self.folder = resolve_table_path(folder)
         #: Where the published files go, reached with the catalog's storage options.
         self.storage = catalog.storage(self.folder)
@@ -173,8 +194,16 @@ class IcebergPublisher:
         if last is not None and last[1] == key and self.storage.exists(_path_of(last[2].metadata_location)):
             result = last[2]
         else:
-            versions = self._versions(handle, table, view, scans, readers)
-            result = self._write_metadata(name, view, readers, table.path, versions)
+            try:
+                versions = self._versions(handle, table, view, scans, readers)
+                result = self._write_metadata(name, view, readers, table.path, versions)
+            except OSError as exc:
+                if exc.errno not in _UNWRITABLE:
+                    raise
+                raise PublishFolderError(
+                    f"cannot write the Iceberg folder {self.folder} ({exc.strerror}): Iceberg readers need a "
+                    "writable --iceberg-dir, at a path they see too (a warehouse mounted read-only needs one "
+                    "elsewhere)") from None
         self._last[(name, view, readers)] = (table, key, result)
         return result
 
@@ -197,15 +226,25 @@ class IcebergPublisher:
                                [name for layout in layouts for name in layout.unmapped])
         data_folder = os.path.join(self.folder, handle.name, "data")
         snapshots = []
+        touches: dict[tuple[str, str] | None, bytes] = {}
         for scan, layout in zip(scans, layouts, strict=True):
-            files, written = _data_files(scan, layout, touch_keys(handle, table, scan.read_instant), data_folder,
-                                         self._slices)
-            metrics = _with_metrics(files, scan.data_schema, mapping, table.storage, self.storage)
+            touches = touch_keys(handle, table, scan.read_instant)
+            files, written = _data_files(scan, layout, touches, data_folder, self._slices)
+            metrics = _with_metrics(files, scan.data_schema, mapping, self.stats_source, table.storage, self.storage)
             snapshots.append(SnapshotFiles(scan, layout, metrics, written))
         latest = scans[-1]
         spec = partition_spec(table.config, latest.data_schema,
                               [f.partition_path for snapshot in snapshots for f in snapshot.files])
-        return Versions(tuple(snapshots), mapping, spec)
+        columns = sketched_columns(latest.data_schema)
+        if not columns or len(latest.data_schema) > self.statistics_max_columns or not self._can_sketch():
+            return Versions(tuple(snapshots), mapping, spec)
+        sketches = []
+        for placement in layouts[-1].placements:
+            file_slice = placement.file_slice
+            touched = touches.get((file_slice.partition_path, file_slice.file_id), touches[None])
+            sketches.append(slice_sketch(self.storage, latest, file_slice, slice_digest(latest, file_slice, touched), data_folder,
+                                         columns))
+        return Versions(tuple(snapshots), mapping, spec, tuple(sketches), tuple(sorted(columns.values())))
 
     def _write_metadata(self, name: str, view: str, readers: Readers, table_path: str,
                         versions: Versions) -> PublishedTable:
@@ -221,7 +260,9 @@ class IcebergPublisher:
         content = json.dumps([MANIFEST_VERSION, METADATA_VERSION, schemas, versions.mapping, versions.spec.to_json(),
                               [[(f.path, f.size, f.content, f.partition_path) for f in snapshot.files]
                                for snapshot in versions.snapshots],
-                              [snapshot.scan.read_instant for snapshot in versions.snapshots]], sort_keys=True)
+                              [snapshot.scan.read_instant for snapshot in versions.snapshots],
+                              None if versions.sketches is None else sorted(s.path for s in versions.sketches)],
+                             sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
         # `<version>-<id>.metadata.json`, as Iceberg names them: Trino's metastore catalogs parse
@@ -232,11 +273,21 @@ class IcebergPublisher:
             out.touch(metadata_path)  # published again: a version in use is never expired
             return PublishedTable(file_uri(metadata_path), json.loads(out.read_text(metadata_path)), latest.written)
         out.make_dirs(folder)
+        ids = [_snapshot_id(snapshot, digest) for snapshot in versions.snapshots]
         entries: list[dict[str, Any]] = []
-        for number, (snapshot, schema_id) in enumerate(zip(versions.snapshots, schema_ids, strict=True), start=1):
-            entries.append(self._snapshot(out, folder, digest, snapshot, number, schemas[schema_id] | {"schema-id": schema_id},
-                                          versions.spec, entries[-1]["snapshot-id"] if entries else None))
+        for number, (snapshot, schema_id, manifest_entries) in enumerate(
+                zip(versions.snapshots, schema_ids, _manifest_entries(versions.snapshots, ids), strict=True), start=1):
+            entries.append(self._snapshot(out, folder, digest, snapshot, ids[number - 1], number, manifest_entries,
+                                          schemas[schema_id] | {"schema-id": schema_id}, versions.spec,
+                                          entries[-1]["snapshot-id"] if entries else None))
         current = entries[-1]
+        statistics = []
+        if versions.sketches is not None:
+            stats_path = os.path.join(folder, f"{digest}.stats.puffin")
+            statistics.append(statistics_file(self.storage, stats_path, file_uri(stats_path), union(versions.sketches,
+                                                                                      versions.sketched),
+                                              current["snapshot-id"], current["sequence-number"],
+                                              [file_uri(s.path) for s in versions.sketches]))
         properties = {
             "schema.name-mapping.default": json.dumps(versions.mapping),
             "hudi-shim.table": name,
@@ -271,49 +322,51 @@ class IcebergPublisher:
             "snapshots": entries,
             "snapshot-log": [{"timestamp-ms": e["timestamp-ms"], "snapshot-id": e["snapshot-id"]} for e in entries],
             "metadata-log": [],
+            "statistics": statistics,
         }
         out.write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
         self._expire(name)
         return PublishedTable(file_uri(metadata_path), metadata, latest.written)
 
     @staticmethod
-    def _snapshot(out: Storage, folder: str, digest: str, snapshot: SnapshotFiles, sequence_number: int, schema: dict[str, Any],
+    def _snapshot(out: Storage, folder: str, digest: str, snapshot: SnapshotFiles, snapshot_id: int,
+                  sequence_number: int, manifest_entries: list[ManifestEntry], schema: dict[str, Any],
                   spec: PartitionSpec, parent: int | None) -> dict[str, Any]:
-        """Write one snapshot's manifests and manifest list; its entry in the metadata. Every file
-        of the commit is added in it (a complete view, not a change from its parent), so position
-        deletes apply to the data files beside them."""
-        instant = snapshot.scan.read_instant
-        snapshot_id = history_snapshot_id(instant) if instant is not None else int(digest[:15], 16)
+        """Write one snapshot's manifests and manifest list on `out`; its entry in the metadata.
+        The manifests hold every file of the commit (a complete view: files the parent had too are
+        existing entries), and those of the parent it no longer has as deleted entries."""
         manifests = []
         for kind in (DATA, DELETES):
-            held = tuple(f for f in snapshot.files if f.content == kind)
+            held = tuple(e for e in manifest_entries if e.file.content == kind)
             if held or kind == DATA:
                 manifest_path = os.path.join(folder, f"{digest}-{sequence_number}-m{kind}.avro")
-                manifest = manifest_bytes(held, snapshot_id, sequence_number, schema, spec, kind)
+                manifest = manifest_bytes(held, schema, spec, kind)
                 out.write_atomically(manifest_path, manifest)
                 manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
         list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
         out.write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
-        data = [f for f in snapshot.files if f.content == DATA]
-        deletes = [f for f in snapshot.files if f.content != DATA]
+        summary = snapshot_summary(manifest_entries, first=parent is None)
+        summary["hudi-shim.instant"] = snapshot.scan.read_instant or ""
         entry: dict[str, Any] = {
             "snapshot-id": snapshot_id,
             "sequence-number": sequence_number,
-            "timestamp-ms": _instant_ms(instant),
+            "timestamp-ms": _instant_ms(snapshot.scan.read_instant),
             "manifest-list": file_uri(list_path),
-            "summary": {"operation": "append" if parent is None else "overwrite",
-                        "added-data-files": str(len(data)),
-                        "added-records": str(sum(f.record_count for f in data)),
-                        "added-delete-files": str(len(deletes)),
-                        "added-position-deletes": str(sum(f.record_count for f in deletes)),
-                        "total-data-files": str(len(data)),
-                        "total-records": str(sum(f.record_count for f in data)),
-                        "hudi-shim.instant": instant or ""},
+            "summary": summary,
             "schema-id": schema["schema-id"],
         }
         if parent is not None:
             entry["parent-snapshot-id"] = parent
         return entry
+
+    def _can_sketch(self) -> bool:
+        if not statistics_available():
+            if self.statistics_max_columns:
+                log.warning("publishing without distinct-value statistics: the datasketches package is missing "
+                            "(pip install 'hudi-shim[statistics]')")
+                self.statistics_max_columns = 0
+            return False
+        return True
 
     def _expire(self, name: str) -> None:
         """Remove the table's replaced versions, at most once per `EXPIRE_EVERY_SECONDS` (each pass
@@ -329,26 +382,94 @@ class IcebergPublisher:
             log.info("removed %d published files of %s no kept version names", len(removed), name)
 
 
-def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]], table: Storage,
-                  published: Storage) -> list[DataFile]:
-    """The data files with their column metrics, found by the name mapping readers apply (a file
-    is the table's, read in place, or one written out to `published`)."""
+def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[dict[str, Any]],
+                  source: StatsSource, table: Storage, published: Storage) -> list[DataFile]:
+    """The files with their column metrics, found by the name mapping readers apply (or, in files
+    written with field ids, by those); a file is the table's, read in place, or one written out to
+    `published`."""
     types = {iceberg_id(field, field.name): field.type for field in schema}
     columns = {name: (entry["field-id"], types[entry["field-id"]])
                for entry in name_mapping if entry["field-id"] in types for name in entry["names"]}
-    with_metrics = []
-    for data_file in files:
-        if data_file.content == DATA:
-            path = _path_of(data_file.path)
-            where = table if is_inside(path, table.root) else published
-            metrics = file_metrics(parquet_footer(where, path), read_file_schema(where, path), columns)
-            data_file = replace(data_file, metrics=metrics)
-        with_metrics.append(data_file)
-    return with_metrics
+
+    def stats(path: str) -> Any:
+        return source.file_stats(table if is_inside(path, table.root) else published, path)
+
+    return [replace(data_file, metrics=metrics_of(stats(_path_of(data_file.path)), columns, name_mapping))
+            for data_file in files]
+
+
+def _snapshot_id(snapshot: SnapshotFiles, digest: str) -> int:
+    instant = snapshot.scan.read_instant
+    return history_snapshot_id(instant) if instant is not None else int(digest[:15], 16)
+
+
+def _manifest_entries(snapshots: Sequence[SnapshotFiles], ids: Sequence[int]) -> list[list[ManifestEntry]]:
+    """Each snapshot's manifest entries, as a native writer records them: a file its parent had
+    too is existing (keeping the snapshot and sequence number that added it), a new one added,
+    and a file of the parent's it no longer has deleted."""
+    found = []
+    previous: dict[str, ManifestEntry] = {}
+    for number, (snapshot, snapshot_id) in enumerate(zip(snapshots, ids, strict=True), start=1):
+        current: dict[str, ManifestEntry] = {}
+        for data_file in snapshot.files:
+            before = previous.get(data_file.path)
+            current[data_file.path] = ManifestEntry(EXISTING, before.snapshot_id, before.sequence_number, data_file) \
+                if before is not None else ManifestEntry(ADDED, snapshot_id, number, data_file)
+        gone = [ManifestEntry(DELETED, snapshot_id, e.sequence_number, e.file)
+                for path, e in previous.items() if path not in current]
+        found.append(list(current.values()) + gone)
+        previous = current
+    return found
+
+
+def snapshot_summary(entries: Sequence[ManifestEntry], *, first: bool) -> dict[str, str]:
+    """A snapshot's summary as Iceberg's Java writer fills it: the operation, what was added and
+    removed (only the counts that are not zero), and the totals of the files it holds."""
+    def of(status: tuple[int, ...], content: int) -> list[DataFile]:
+        return [e.file for e in entries if e.status in status and e.file.content == content]
+
+    added, removed = of((ADDED,), DATA), of((DELETED,), DATA)
+    added_deletes, removed_deletes = of((ADDED,), POSITION_DELETES), of((DELETED,), POSITION_DELETES)
+    live, live_deletes = of((ADDED, EXISTING), DATA), of((ADDED, EXISTING), POSITION_DELETES)
+    if first or (not removed and not added_deletes and not removed_deletes):
+        operation = "append"
+    elif not added and not added_deletes:
+        operation = "delete"
+    else:
+        operation = "overwrite"
+    summary = {"operation": operation}
+    changed = {f.partition_path for f in added + removed + added_deletes + removed_deletes}
+    for key, value in (
+        ("added-data-files", len(added)), ("deleted-data-files", len(removed)),
+        ("added-delete-files", len(added_deletes)), ("removed-delete-files", len(removed_deletes)),
+        ("added-position-delete-files", len(added_deletes)), ("removed-position-delete-files", len(removed_deletes)),
+        ("added-records", sum(f.record_count for f in added)), ("deleted-records", sum(f.record_count for f in removed)),
+        ("added-files-size", sum(f.size for f in added + added_deletes)),
+        ("removed-files-size", sum(f.size for f in removed + removed_deletes)),
+        ("added-position-deletes", sum(f.record_count for f in added_deletes)),
+        ("removed-position-deletes", sum(f.record_count for f in removed_deletes)),
+    ):
+        if value:
+            summary[key] = str(value)
+    summary.update({
+        "changed-partition-count": str(len(changed)),
+        "total-records": str(sum(f.record_count for f in live)),
+        "total-files-size": str(sum(f.size for f in live + live_deletes)),
+        "total-data-files": str(len(live)),
+        "total-delete-files": str(len(live_deletes)),
+        "total-position-deletes": str(sum(f.record_count for f in live_deletes)),
+        "total-equality-deletes": "0",
+    })
+    return summary
 
 
 class PublishFolderError(HudiShimError):
-    """The Iceberg folder would put published files inside a table's own folder."""
+    """The Iceberg folder cannot take the published files: it lies inside a table's own folder,
+    or cannot be written (read-only, no permission, full)."""
+
+
+#: What a folder that cannot be written answers.
+_UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC)
 
 
 def _check_outside(folder: str, table_path: str, name: str) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import fastavro
 
+from catalog.iceberg.statistics import files_named_by
 from shim.errors import HudiShimError
 from shim.storage import Storage, from_uri, paths
 
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 METADATA_SUFFIX = ".metadata.json"
 #: The views' metadata folders: for readers of the name mapping, and for readers by name.
 VIEWS = ("snapshot", "read_optimized", "snapshot-by-name", "read_optimized-by-name")
-_WRITTEN_SUFFIXES = (".parquet", ".avro", METADATA_SUFFIX, ".tmp")
+_WRITTEN_SUFFIXES = (".parquet", ".avro", METADATA_SUFFIX, ".puffin", ".tmp")
 
 
 def expire(out: Storage, table_folder: str, keep_seconds: float, now: float | None = None) -> list[str]:
@@ -90,9 +91,14 @@ def _kept_metadata(out: Storage, table_folder: str, horizon: float) -> Iterator[
 
 
 def _named_by(out: Storage, metadata_path: str) -> set[str]:
-    """The manifest lists, manifests and data files a metadata file names (local paths)."""
+    """The manifest lists, manifests, data files and statistics files (with the slice sketches
+    they were made of) a metadata file names (local paths)."""
     metadata = json.loads(out.read_text(metadata_path))
     named: set[str] = set()
+    for statistics in metadata.get("statistics", []):
+        path = _local(statistics["statistics-path"])
+        named.add(path)
+        named.update(_local(uri) for uri in files_named_by(out, path))
     for snapshot in metadata.get("snapshots", []):
         manifest_list = _local(snapshot["manifest-list"])
         named.add(manifest_list)

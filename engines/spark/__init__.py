@@ -1,5 +1,5 @@
 """PySpark engine: the Spark adapters of the writer (`shim.write`) and the table services
-(`shim.services`), and reads through the shim.
+(`shim.write.services`), and reads through the shim.
 
     import engines.spark
     engines.spark.register(spark)  # = spark.dataSource.register(engines.spark.HudiShimDataSource)
@@ -14,7 +14,7 @@
 Modules: `datasource` (the data source: driver and task wiring of `shim.write.job` / `task`),
 `reader` (its reads), `session` (a local session, registration), `repartition` (rows by bucket),
 `compaction` (compaction's file groups in Spark tasks). `alter_table`, `clean`, `archive` and
-`schedule_compaction` need no Spark: they are `shim.write.ddl`'s and `shim.services`'.
+`schedule_compaction` need no Spark: they are `shim.write.ddl`'s and `shim.write.services`'.
 PySpark is imported only by the Spark-facing names below.
 """
 
@@ -26,19 +26,19 @@ if TYPE_CHECKING:
     from engines.spark.datasource import HudiShimDataSource
     from engines.spark.repartition import repartition_by_bucket, with_bucket_id
     from engines.spark.session import local_session, register
-    from shim.services.archiving import archive
-    from shim.services.cleaning import clean
-    from shim.services.compaction import compact, schedule_compaction
     from shim.write.ddl import AlterTable, alter_table
+    from shim.write.services.archiving import archive
+    from shim.write.services.cleaning import clean
+    from shim.write.services.compaction import compact, schedule_compaction
 
 _LAZY = {
     "HudiShimDataSource": "engines.spark.datasource",
     "alter_table": "shim.write.ddl",
     "AlterTable": "shim.write.ddl",
-    "archive": "shim.services.archiving",
-    "clean": "shim.services.cleaning",
+    "archive": "shim.write.services.archiving",
+    "clean": "shim.write.services.cleaning",
     "compact": "engines.spark.compaction",
-    "schedule_compaction": "shim.services.compaction",
+    "schedule_compaction": "shim.write.services.compaction",
     "repartition_by_bucket": "engines.spark.repartition",
     "with_bucket_id": "engines.spark.repartition",
     "local_session": "engines.spark.session",

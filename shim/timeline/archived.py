@@ -1,6 +1,6 @@
 """The archived timeline of table versions 6 and 7: `HoodieArchivedMetaEntry` records in Avro data
 blocks of the log files `.hoodie/archived/.commits_.archive.<N>_<token>` (written by Hudi's
-`HoodieTimelineArchiver` and by `shim.services.archive`). Each block is decoded with the writer
+`HoodieTimelineArchiver` and by `shim.write.services.archive`). Each block is decoded with the writer
 schema its header carries; corrupt blocks are skipped with a warning, as in data log files.
 Version 8+ tables archive to an LSM timeline of Parquet files (`shim.timeline.lsm`).
 """

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from shim.errors import WriteError
+from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
-from shim.services.after_commit import run_table_services
 from shim.storage import Storage, as_uri, split_storage_options, storage_for
 from shim.table import Table
 from shim.timeline.instant import Action
@@ -36,8 +35,9 @@ from shim.write.group_state import (
     cut_unrecorded_log_tails,
     remove_unlisted_files,
 )
-from shim.write.options import NUM_BUCKETS, Operation, WriteOptions
+from shim.write.options import NUM_BUCKETS, PARTITIONS_TO_DELETE, Operation, WriteOptions
 from shim.write.schema_history import latest_history_text, persist_history, plan_schema_commit
+from shim.write.services.after_commit import run_table_services
 from shim.write.table_init import TableSpec, create_table
 from shim.write.txn import Transaction, abandon, begin, complete, ensure_pending
 from shim.write.write_schema import data_arrow_schema, evolve_for_write, initial_schema
@@ -109,6 +109,8 @@ def plan_write(
         opts = dataclasses.replace(opts, operation=Operation.INSERT_OVERWRITE_TABLE)
     if config is None:
         config = _create(storage, opts, incoming)
+    elif opts.partitions_to_delete:  # checked before an instant is requested
+        _check_partitions_matched(opts.partitions_to_delete, Table(storage, config), config)
     action = _action(opts, config)
     txn, _ = begin(
         storage, config, action, timeout_s=opts.heartbeat_timeout_s,
@@ -119,6 +121,25 @@ def plan_write(
     except BaseException:
         abandon(txn)
         raise
+
+
+def _check_partitions_matched(patterns: tuple[str, ...], table: Table, config: TableConfig) -> None:
+    """Refuse a delete_partition whose patterns match no live partition (Hudi would commit an
+    empty replacecommit); warn of each pattern that matches none while others do."""
+    read_instant = table.active_timeline.resolve_as_of(None)
+    partitions = sorted({s.partition_path for s in table.file_slices(read_instant)}) if read_instant else []
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(partition, p) for partition in partitions)]
+    if not unmatched:
+        return
+    spelled = "hive-style paths (column=value)" if config.hive_style_partitioning else \
+        "paths of values only, without column names (the table is not hive-style)"
+    shown = ", ".join(partitions[:5]) + (", ..." if len(partitions) > 5 else "")
+    if len(unmatched) == len(patterns):
+        raise InvalidArgumentError(
+            f"{PARTITIONS_TO_DELETE}={','.join(patterns)} matches none of the table's {len(partitions)} partitions "
+            f"({shown or 'none'}): patterns match partition paths as written, here {spelled}")
+    log.warning("%s: %s matches none of the table's partitions (%s); the others are deleted",
+                PARTITIONS_TO_DELETE, ", ".join(unmatched), shown)
 
 
 def _action(opts: WriteOptions, config: TableConfig) -> Action:

@@ -25,16 +25,6 @@ from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.keys.partition_scheme import PartitionScheme
 from shim.properties import TableConfig, TableType
 from shim.schema import META_FIELD_NAMES
-from shim.services.archive_plan import ArchiveSettings
-from shim.services.clean_plan import CleanSettings
-from shim.services.compaction_trigger import InlineCompaction
-from shim.services.options import (
-    AUTO_ARCHIVE,
-    AUTO_CLEAN,
-    archive_settings,
-    clean_settings,
-    inline_compaction,
-)
 from shim.write.callback import CommitCallback
 from shim.write.option_values import fields, flag, integer, text
 from shim.write.parquet_settings import CODECS, DEFAULT_BLOCK_SIZE, DEFAULT_PARQUET, ParquetSettings
@@ -43,6 +33,16 @@ from shim.write.partitioning import (
     check_key_generator,
     new_table_partitioning,
     table_partitioning,
+)
+from shim.write.service_options import (
+    AUTO_ARCHIVE,
+    AUTO_CLEAN,
+    ArchiveSettings,
+    CleanSettings,
+    InlineCompaction,
+    archive_settings,
+    clean_settings,
+    inline_compaction,
 )
 
 TABLE_NAME = "hoodie.table.name"

@@ -27,7 +27,6 @@ from typing import TypeVar
 
 from shim.errors import ConcurrentWriteError, FileGoneError, HudiShimError, WriteError
 from shim.properties import TableConfig
-from shim.services.rollback import RollbackResult, rollback_failed_write
 from shim.storage import Hold, Storage, paths
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.timeline import Timeline
@@ -36,6 +35,7 @@ from shim.write.avro_metadata import decode_avro_record
 from shim.write.clock import new_instant_time
 from shim.write.commit import CommitRecord, InstantFiles
 from shim.write.markers import delete_marker_folder
+from shim.write.rollback import RollbackResult, rollback_failed_write
 
 _WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
 

@@ -27,7 +27,7 @@ from catalog.hive.metastore import (
 from catalog.server import running
 from catalog.settings import Settings
 from shim.storage import from_uri, resolve_table_path
-from tests.engines.spark.writekit import write
+from tests.writekit import write
 
 TOKEN = "hms-test-token"
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.partitionpath.field": "region",

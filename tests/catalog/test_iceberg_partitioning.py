@@ -9,7 +9,14 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from catalog.iceberg.manifests import DataFile, Manifest, manifest_bytes, manifest_list_bytes
+from catalog.iceberg.manifests import (
+    ADDED,
+    DataFile,
+    Manifest,
+    ManifestEntry,
+    manifest_bytes,
+    manifest_list_bytes,
+)
 from catalog.iceberg.metrics import single_value
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from shim.properties import TableConfig
@@ -83,14 +90,15 @@ def test_manifests_carry_partition_values_bounds_and_the_data_file_a_delete_file
     base = "file:///t/region=eu/base.parquet"
     files = [DataFile(base, 10, 100, 0, "region=eu"), DataFile("file:///t/region=us/b.parquet", 5, 50, 0, "region=us"),
              DataFile("file:///p/d.parquet", 2, 20, 1, "region=eu", references=base)]
-    data = _read(manifest_bytes(files[:2], 7, 1, {"type": "struct", "fields": []}, spec))
+    entries = [ManifestEntry(ADDED, 7, 1, f) for f in files]
+    data = _read(manifest_bytes(entries[:2], {"type": "struct", "fields": []}, spec))
     assert [e["data_file"]["partition"] for e in data] == [{"region": "eu"}, {"region": "us"}]
     assert all(e["data_file"]["referenced_data_file"] is None for e in data)
-    deletes = _read(manifest_bytes(files[2:], 7, 1, {"type": "struct", "fields": []}, spec, 1))
+    deletes = _read(manifest_bytes(entries[2:], {"type": "struct", "fields": []}, spec, 1))
     entry = deletes[0]["data_file"]
     assert entry["referenced_data_file"] == base and entry["partition"] == {"region": "eu"}
     assert entry["lower_bounds"] == entry["upper_bounds"] == [{"key": 2147483546, "value": base.encode()}]
-    listed = _read(manifest_list_bytes([Manifest("file:///m0.avro", 1, 0, tuple(files[:2]))], 7, 1, spec))
+    listed = _read(manifest_list_bytes([Manifest("file:///m0.avro", 1, 0, tuple(entries[:2]))], 7, 1, spec))
     assert listed[0]["partitions"] == [{"contains_null": False, "contains_nan": False, "lower_bound": b"eu",
                                         "upper_bound": b"us"}]
     unpartitioned = _read(manifest_list_bytes([Manifest("file:///m0.avro", 1, 0, ())], 7, 1, PartitionSpec((), {})))

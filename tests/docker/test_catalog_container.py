@@ -116,3 +116,23 @@ def test_container_cannot_write_to_the_warehouse_and_still_answers(server, wareh
     ShimClient(server).scan("events", filter="count > 2")
     after = sorted(str(p.relative_to(warehouse)) for p in warehouse.rglob("*"))
     assert before == after
+
+
+def test_container_serves_the_web_ui_with_its_static_files(server):
+    import httpx
+
+    page = httpx.get(f"{server}/ui", timeout=10)
+    assert page.status_code == 200 and 'data-table="trips"' in page.text
+    script = httpx.get(f"{server}/ui/static/app.js", timeout=10)
+    assert script.status_code == 200 and "hudi-shim UI" in script.text
+
+
+def test_iceberg_loads_from_a_read_only_warehouse_are_json_naming_the_folder(server):
+    import httpx
+
+    answer = httpx.get(f"{server}/iceberg/v1/namespaces/default/tables/trips", timeout=60)
+    assert answer.headers["content-type"].startswith("application/json"), answer.text[:300]
+    error = answer.json()["error"]
+    assert answer.status_code == 500 and error["type"] == "PublishFolderError"
+    assert "cannot write the Iceberg folder" in error["message"] and "Read-only file system" in error["message"]
+    assert "--iceberg-dir" in error["message"]

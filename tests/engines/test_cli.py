@@ -55,3 +55,15 @@ def test_inspect_prints_timeline_slices_and_schema_mapping(table, capsys):
 def test_errors_exit_1_with_a_message(tmp_path, capsys):
     assert main(["scan", str(tmp_path / "missing")]) == 1
     assert "no Hudi table at" in capsys.readouterr().err
+
+
+def test_sql_as_of_before_the_first_commit_names_the_table_and_why(table, caplog, capsys):
+    warehouse = str(table.path.parent)
+    with caplog.at_level("WARNING"):
+        assert main(["sql", "--warehouse", warehouse, "--as-of", "2001-01-01", "SELECT count(*) FROM trips"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("hudi-shim: error: table trips is not queryable as of 2001-01-01: ")
+    assert "does not exist" not in err and "sqlite_temp_master" not in err
+    assert not [r for r in caplog.records if "not queryable" in r.getMessage()], "said once, as the error"
+    assert main(["sql", "--warehouse", warehouse, "SELECT count(*) AS n FROM trips", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"n": 2}

@@ -27,3 +27,4 @@ def test_demo_answers_right_through_duckdb_http_iceberg_and_trino_and_shows_hudi
         assert "t2      | sf   | bo        | 24.5 | cash" in part
         assert "(5 rows)" in part
     assert "t1      | sf   | NULL      | 10.0 | 1" in hudi_rs_part
+    assert "/ui/tables/trips" in out.split("5. why, in a browser")[1]

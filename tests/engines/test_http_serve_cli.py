@@ -30,10 +30,15 @@ def test_serve_process_answers_scans_with_token(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "engines.cli", "serve", "--warehouse", str(tmp_path / "wh"), "--port", str(port),
          "--token", "cli-token", "--catalog-db", str(tmp_path / "registry.sqlite")],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
         url = f"http://127.0.0.1:{port}"
+        assert process.stdout is not None
+        said = [process.stdout.readline().decode() for _ in range(3)]
+        assert said[0].startswith("hudi-shim serve: 2 table(s): events, trips"), said
+        assert "token: required" in said[1]
+        assert said[2].strip() == f"scan API {url}/v1, Iceberg REST catalog {url}/iceberg, web UI {url}/ui"
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -107,3 +112,30 @@ def answers(url: str) -> bool:
         return httpx.get(url, timeout=1).status_code == 200
     except httpx.TransportError:
         return False
+
+
+@pytest.mark.parametrize(("limit", "statistics"), [("0", 0), ("5", 0), ("6", 1)])  # trips: 6 columns
+def test_serve_publishes_statistics_only_for_tables_within_the_column_limit(tmp_path, limit, statistics):
+    build_warehouse(tmp_path / "wh")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engines.cli", "serve", "--warehouse", str(tmp_path / "wh"), "--port", str(port),
+         "--catalog-db", ":memory:", "--iceberg-statistics-max-columns", limit],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/iceberg/v1/namespaces/default/tables/trips"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                loaded = httpx.get(url, timeout=30)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        assert loaded.status_code == 200
+        assert len(loaded.json()["metadata"]["statistics"]) == statistics
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

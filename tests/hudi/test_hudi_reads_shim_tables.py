@@ -18,11 +18,11 @@ import shim
 from engines.hudi.compare import compare_same_schema
 from engines.hudi.env import ensure_env, run_driver
 from shim.log import HeaderKey, read_log_file
-from shim.services.cleaning import clean
-from shim.services.compaction import compact
 from shim.write.ddl import alter_table
-from tests.engines.spark.writekit import write
+from shim.write.services.cleaning import clean
+from shim.write.services.compaction import compact
 from tests.local import LOCAL
+from tests.writekit import write
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 

@@ -12,7 +12,7 @@ from engines.s3tap import S3Tap
 from shim.errors import InvalidArgumentError
 from shim.storage import LocalStorage, RemoteStorage, storage_for
 from shim.storage.conditional import ConditionalWritesError, Version
-from tests.engines.spark.writekit import write
+from tests.writekit import write
 
 
 def location(server, name: str, **extra: str) -> RemoteStorage:

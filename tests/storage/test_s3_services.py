@@ -7,7 +7,7 @@ import pytest
 
 import shim
 from shim.storage import RemoteStorage, storage_for
-from tests.engines.spark.writekit import write
+from tests.writekit import write
 
 SERVICES = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true",
             "hoodie.compact.inline.max.delta.commits": "2", "hoodie.cleaner.commits.retained": "1",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from writekit import data_files, hudi_rs_rows, shim_rows
 
 import shim
 from engines.spark import alter_table, compact, repartition_by_bucket, with_bucket_id
 from shim.write.bucket import bucket_ids
+from tests.writekit import data_files, hudi_rs_rows, shim_rows
 
 pytestmark = pytest.mark.spark
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 import random
 
 import pytest
-from modelkit import (
+
+import shim
+from tests.modelkit import (
     EvolvingHistory,
     random_evolving_step,
     random_evolving_write,
     time_travel_horizon,
     write_options,
 )
-
-import shim
 
 pytestmark = pytest.mark.spark
 

@@ -11,10 +11,10 @@ import pytest
 
 import shim
 from engines.trino import EngineError
-from tests.engines.spark.writekit import write
 from tests.engines.trino.conftest import TOKEN
 from tests.engines.trino.rowkit import arrow_rows, engine_rows
 from tests.tablekit import TinyTable
+from tests.writekit import write
 
 
 def test_trino_with_a_wrong_token_gets_a_clear_error_and_no_rows(stack):

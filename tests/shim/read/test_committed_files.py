@@ -15,9 +15,9 @@ import shim
 from shim.errors import CommittedDataError
 from shim.log.reader import CorruptBlockWarning
 from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
-from shim.services.clean import clean_table
-from shim.services.clean_plan import CleanPolicy, CleanSettings
 from shim.storage import as_storage
+from shim.write.service_options import CleanPolicy, CleanSettings
+from shim.write.services.clean import clean_table
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])

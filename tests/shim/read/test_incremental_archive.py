@@ -12,9 +12,9 @@ import pytest
 
 import shim
 from shim.errors import InvalidTableError
-from shim.services.archive import archive_timeline
-from shim.services.archive_plan import ArchiveSettings
 from shim.storage import as_storage
+from shim.write.service_options import ArchiveSettings
+from shim.write.services.archive import archive_timeline
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string())])

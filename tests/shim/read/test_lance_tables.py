@@ -16,8 +16,8 @@ import shim
 from shim.errors import CorruptFileError, UnsupportedFeatureError
 from shim.read import lance_files, parquet_footer, read_file_schema
 from shim.read.key_lookup import files_with_any
-from shim.services.compaction import compact
 from shim.write.job import plan_write
+from shim.write.services.compaction import compact
 from tests.local import LOCAL
 
 hudi = pytest.importorskip("hudi", reason="hudi-rs (pip install hudi) is a test dependency")

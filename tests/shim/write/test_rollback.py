@@ -9,12 +9,12 @@ from pathlib import Path
 import pyarrow as pa
 
 import shim
-from shim.services.rollback import base_files_of_instant, rollback_failed_write
 from shim.storage import as_storage
 from shim.timeline.instant import Action, Instant, State
 from shim.write import heartbeat
 from shim.write.avro_metadata import COMPACTION_PLAN, decode_avro_record, encode_avro_record
 from shim.write.markers import IOType, create_marker, delete_marker_folder, list_markers, marker_folder
+from shim.write.rollback import base_files_of_instant, rollback_failed_write
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64())])

@@ -1,0 +1,59 @@
+"""`hudi-shim trino` as a user runs it: a real Trino 476 on the shim's catalog, stopped by SIGTERM
+as by Ctrl-C, its JVM with it and its temporary folder removed."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from engines.trino.server import free_port
+from tests.engines.trino.conftest import TOKEN
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _processes_naming(text: str) -> list[int]:
+    """The processes whose command line holds `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_sigterm_stops_trino_and_removes_its_temporary_folder(stack):
+    port = free_port()
+    env = {**os.environ, "HUDI_SHIM_TOKEN": TOKEN, "PYTHONPATH": str(REPO)}
+    command = subprocess.Popen([sys.executable, "-m", "engines.cli", "trino", "--catalog", stack.catalog.url,
+                                "--port", str(port)], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        assert command.stdout is not None
+        said = []
+        for line in command.stdout:
+            said.append(line)
+            if "is up at" in line:
+                break
+        folder = re.search(r"configuration and log in (\S+)\)", "".join(said))
+        assert folder is not None and "is up at" in said[-1], "".join(said)
+        jvm = _processes_naming(folder.group(1))
+        assert jvm, "Trino's JVM runs with its configuration in the folder"
+        command.send_signal(signal.SIGTERM)
+        assert command.wait(timeout=90) == 0
+        deadline = time.monotonic() + 30
+        while _processes_naming(folder.group(1)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _processes_naming(folder.group(1)), "Trino's JVM outlived the command"
+        assert not Path(folder.group(1)).exists(), "the temporary folder was left behind"
+    finally:
+        if command.poll() is None:
+            command.kill()
