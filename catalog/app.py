@@ -32,6 +32,7 @@ from catalog.auth.routes import router as oauth_router
 from catalog.connections import ABORT, UNSENT_BYTES, ClientTooSlowError, send_while_progressing
 from catalog.errors import error_response, install_error_handlers, redact_paths, server_fault_response
 from catalog.hive.sync import HiveMetastoreSync
+from catalog.iceberg.credentials import CredentialVendor
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.routes import publish_router
@@ -72,6 +73,8 @@ def create_app(settings: Settings) -> FastAPI:
         if folder is None:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
             catalog.private_folders.append((folder, ICEBERG_DIR))
+        app.state.vendor = CredentialVendor(settings.vend_role_arn, duration_seconds=settings.vend_seconds,
+                                            sts_endpoint=settings.sts_endpoint) if settings.vend_credentials else None
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
                                              history=settings.iceberg_history,
                                              statistics_max_columns=settings.iceberg_statistics_max_columns)

@@ -79,6 +79,11 @@ class Settings:
         hadoop_catalog_dir: a folder kept as an Iceberg Hadoop catalog of every table, for readers
             without a REST client (Presto: `iceberg.catalog.type=hadoop`); None: none kept.
         hadoop_catalog_seconds: how often that folder is brought up to date (also on `POST /v1/publish`).
+        vend_credentials: answer `loadTable` requests that ask for vended credentials
+            (`X-Iceberg-Access-Delegation: vended-credentials`) with the keys a reader needs for a
+            table on S3 (`catalog.iceberg.credentials`): from STS `AssumeRole` of `vend_role_arn`
+            (for `vend_seconds`, at `sts_endpoint`, default the table's S3 endpoint), else the
+            table's own storage credentials.
         hive_metastore: a Hive Metastore (`thrift://host:port`) kept up to date with every table: Iceberg
             tables in `hive_database`, Hudi's own (as Hive sync registers them) in `hive_sync_database`
             (None: not registered); on start, on `POST /v1/publish`, on a commit a writer announces
@@ -116,6 +121,10 @@ class Settings:
     iceberg_statistics_max_columns: int = 200
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
+    vend_credentials: bool = False
+    vend_role_arn: str | None = None
+    vend_seconds: int = 3600
+    sts_endpoint: str | None = None
     hive_metastore: str | None = None
     hive_database: str = "default"
     hive_sync_database: str | None = "hudi"
@@ -148,6 +157,10 @@ class Settings:
         if not isinstance(self.max_waiting_scans, int) or self.max_waiting_scans < 0 or not self.scan_wait_seconds >= 0:
             raise InvalidArgumentError("settings max_waiting_scans and scan_wait_seconds must be 0 or more, got "
                                        f"{self.max_waiting_scans!r} and {self.scan_wait_seconds!r}")
+        if not isinstance(self.vend_seconds, int) or not 900 <= self.vend_seconds <= 43200:
+            raise InvalidArgumentError(f"setting vend_seconds must be 900..43200 (what STS grants), got {self.vend_seconds!r}")
+        if self.vend_role_arn is not None and not self.vend_role_arn.startswith("arn:"):
+            raise InvalidArgumentError(f"setting vend_role_arn must be a role's ARN (arn:aws:iam::...), got {self.vend_role_arn!r}")
         if not self.oauth_token_seconds > 0:
             raise InvalidArgumentError(f"setting oauth_token_seconds must be positive, got {self.oauth_token_seconds!r}")
         if self.oauth_key is not None and len(self.oauth_key) < 16:

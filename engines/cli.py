@@ -83,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
                             "HUDI_SHIM_OAUTH_CLIENTS, a file's path or the clients' JSON). Sign tokens with "
                             "HUDI_SHIM_OAUTH_KEY to keep them valid across restarts")
     serve.add_argument("--oauth-token-seconds", type=float, help="how long an issued token is valid (default: 3600)")
+    serve.add_argument("--vend-credentials", action="store_true",
+                       help="hand Iceberg readers that ask for them (X-Iceberg-Access-Delegation: vended-credentials) "
+                            "the S3 keys of the table they load: short-lived ones from --vend-role-arn, else the table's")
+    serve.add_argument("--vend-role-arn", help="an IAM role STS AssumeRole grants per table, read-only on its files")
+    serve.add_argument("--vend-seconds", type=int, help="how long vended STS credentials last (default: 3600)")
+    serve.add_argument("--sts-endpoint", help="STS's URL (default: the table's S3 endpoint, or AWS's)")
     serve.add_argument("--catalog-db", help="SQLite file of the table registry "
                                             "(default: <warehouse>/.hudi-shim/catalog.sqlite; ':memory:')")
     serve.add_argument("--iceberg-dir", help="folder for the Iceberg REST catalog's metadata and written-out "
@@ -244,7 +250,8 @@ def _serve(args: argparse.Namespace) -> int:
                                      "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
                                      "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
                                      "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds",
-                                     "oauth_token_seconds", "iceberg_statistics_max_columns")
+                                     "oauth_token_seconds", "iceberg_statistics_max_columns",
+                                     "vend_role_arn", "vend_seconds", "sts_endpoint")
               if (value := getattr(args, key)) is not None}
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",
@@ -270,6 +277,8 @@ def _serve(args: argparse.Namespace) -> int:
                 return 2
             value = os.environ[value[4:]]
         table_storage_options.setdefault(name, {})[key] = value
+    if args.vend_credentials or args.vend_role_arn:
+        limits["vend_credentials"] = True
     if args.no_hive_sync:
         limits["hive_sync_database"] = None
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,

@@ -14,12 +14,14 @@ accepted and ignored: one page holds every table, and a table has one snapshot.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from catalog.errors import redact_paths
+from catalog.iceberg.credentials import CredentialVendor
 from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.models import ErrorBody
@@ -29,6 +31,8 @@ from catalog.service import Catalog
 from shim.errors import TableNotFoundError
 
 log = logging.getLogger(__name__)
+#: The header by which a client asks for storage credentials, and the value that asks.
+DELEGATION_HEADER, VENDED = "x-iceberg-access-delegation", "vended-credentials"
 
 SUPPORTED = (
     "GET /v1/{prefix}/namespaces",
@@ -68,6 +72,13 @@ class TableIdentifiers(BaseModel):
     identifiers: list[TableIdentifier]
 
 
+class StorageCredential(BaseModel):
+    """Storage configuration for the files under a prefix (vended credentials)."""
+
+    prefix: str
+    config: dict[str, str]
+
+
 class LoadTableResult(BaseModel):
     """Where the table's metadata file is, and its content (Iceberg table metadata, format v2)."""
 
@@ -76,6 +87,7 @@ class LoadTableResult(BaseModel):
     metadata_location: str = Field(alias="metadata-location")
     metadata: dict[str, Any]
     config: dict[str, str]
+    storage_credentials: list[StorageCredential] | None = Field(default=None, alias="storage-credentials")
 
 
 router = APIRouter(prefix="/iceberg/v1", tags=["iceberg"], dependencies=[Depends(require_token)],
@@ -130,16 +142,28 @@ def list_tables(request: Request, namespace: str) -> TableIdentifiers:
                                          for name in iceberg_names(_catalog(request)) if principal.may_read(name)])
 
 
-@router.get("/namespaces/{namespace}/tables/{table}", response_model=LoadTableResult, response_model_by_alias=True,
+@router.get("/namespaces/{namespace}/tables/{table}", response_model=LoadTableResult, response_model_by_alias=True, response_model_exclude_none=True,
             summary="Iceberg REST: load a table (metadata published for its latest instant)",
             responses={409: {"model": ErrorBody, "description": "the table uses a feature that cannot be published"}})
 def load_table(request: Request, namespace: str, table: str) -> LoadTableResult:
     _check_namespace(namespace)
     allow_table(request, table)
-    name, view = resolve(_catalog(request), table)
-    published = _publisher(request).publish(name, view)
-    return LoadTableResult.model_validate({"metadata-location": published.metadata_location,
-                                           "metadata": published.metadata, "config": {}})
+    catalog = _catalog(request)
+    name, view = resolve(catalog, table)
+    publisher = _publisher(request)
+    published = publisher.publish(name, view)
+    answer: dict[str, Any] = {"metadata-location": published.metadata_location, "metadata": published.metadata,
+                              "config": {}}
+    vendor: CredentialVendor | None = request.app.state.vendor
+    if vendor is not None and VENDED in request.headers.get(DELEGATION_HEADER, "").lower():
+        entry = catalog.handle(name).entry
+        # the table's files and the published metadata and slices: readers scope credentials by prefix
+        prefixes = [entry.path, os.path.join(publisher.folder, name)]
+        config = vendor.config(name, catalog.table_storage(entry), prefixes)
+        if config:
+            answer["config"] = config
+            answer["storage-credentials"] = [{"prefix": prefix, "config": config} for prefix in prefixes]
+    return LoadTableResult.model_validate(answer)
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, summary="Iceberg REST: table exists")

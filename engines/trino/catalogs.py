@@ -21,20 +21,25 @@ from shim.errors import UnsupportedFeatureError
 from shim.storage import as_uri, resolve_table_path
 
 
-def s3_files(endpoint: str | None, access_key: str, secret_key: str, *, region: str = "us-east-1",
-             path_style: bool = True) -> dict[str, str]:
+def s3_files(endpoint: str | None, access_key: str | None = None, secret_key: str | None = None, *,
+             region: str = "us-east-1", path_style: bool = True) -> dict[str, str]:
     """Trino's native S3 file system (for tables and published files on `s3://`): `endpoint`
-    None for AWS itself, else an S3-compatible server's URL (path-style addressing)."""
-    properties = {"fs.native-s3.enabled": "true", "s3.region": region, "s3.aws-access-key": access_key,
-                  "s3.aws-secret-key": secret_key}
+    None for AWS itself, else an S3-compatible server's URL (path-style addressing); no keys when
+    the catalog vends them (`iceberg_rest(..., vended_credentials=True)`)."""
+    properties = {"fs.native-s3.enabled": "true", "s3.region": region}
+    if access_key is not None and secret_key is not None:
+        properties |= {"s3.aws-access-key": access_key, "s3.aws-secret-key": secret_key}
     if endpoint:
         properties |= {"s3.endpoint": endpoint, "s3.path-style-access": str(path_style).lower()}
     return properties
 
 
-def iceberg_rest(flavor: str, uri: str, *, token: str | None = None,
-                 s3: dict[str, str] | None = None) -> dict[str, str]:
-    """The Iceberg connector on the shim's REST catalog (`uri` ends in `/iceberg`); `s3`: the
+def iceberg_rest(flavor: str, uri: str, *, token: str | None = None, credential: str | None = None,
+                 vended_credentials: bool = False, s3: dict[str, str] | None = None) -> dict[str, str]:
+    """The Iceberg connector on the shim's REST catalog (`uri` ends in `/iceberg`): with the
+    server's static `token`, or an OAuth2 client's `credential` (`id:secret`, for which Trino
+    asks the server's token endpoint for tokens and renews them); `vended_credentials`: read S3
+    with the keys the catalog hands out per table (`serve --vend-credentials`); `s3`: the
     properties of `s3_files` when the tables and the catalog's published files are on S3."""
     if flavor != "trino":
         raise UnsupportedFeatureError(
@@ -44,6 +49,11 @@ def iceberg_rest(flavor: str, uri: str, *, token: str | None = None,
     properties = {"connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": uri}
     if token is not None:
         properties |= {"iceberg.rest-catalog.security": "OAUTH2", "iceberg.rest-catalog.oauth2.token": token}
+    elif credential is not None:
+        properties |= {"iceberg.rest-catalog.security": "OAUTH2", "iceberg.rest-catalog.oauth2.credential": credential,
+                       "iceberg.rest-catalog.oauth2.server-uri": f"{uri.rstrip('/')}/v1/oauth/tokens"}
+    if vended_credentials:
+        properties["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
     return properties | _local_files(flavor) | (s3 or {})
 
 
