@@ -116,3 +116,17 @@ def test_without_a_role_a_table_gets_its_own_keys_and_a_local_table_none(tmp_pat
     assert CredentialVendor().config("t", storage_for(str(tmp_path)), [str(tmp_path)]) == {}
     policy = read_policy(["s3://lake/t", "s3://lake/.hudi-shim/iceberg/t"])
     assert policy["Statement"][0]["Resource"] == ["arn:aws:s3:::lake/t/*", "arn:aws:s3:::lake/.hudi-shim/iceberg/t/*"]
+
+
+def test_serve_vends_with_a_role_or_when_asked(monkeypatch, tmp_path):
+    import catalog.server
+    from engines.cli import main
+
+    seen = []
+    monkeypatch.setattr(catalog.server, "run", lambda settings: seen.append(settings) or 0)
+    assert main(["serve", "--warehouse", str(tmp_path), "--vend-role-arn", VENDED_ROLE, "--vend-seconds", "900",
+                 "--sts-endpoint", "http://127.0.0.1:9"]) == 0
+    assert main(["serve", "--warehouse", str(tmp_path), "--vend-credentials"]) == 0
+    assert main(["serve", "--warehouse", str(tmp_path)]) == 0
+    assert [(s.vend_credentials, s.vend_role_arn, s.vend_seconds, s.sts_endpoint) for s in seen] == [
+        (True, VENDED_ROLE, 900, "http://127.0.0.1:9"), (True, None, 3600, None), (False, None, 3600, None)]
