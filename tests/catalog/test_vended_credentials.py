@@ -130,3 +130,15 @@ def test_serve_vends_with_a_role_or_when_asked(monkeypatch, tmp_path):
     assert main(["serve", "--warehouse", str(tmp_path)]) == 0
     assert [(s.vend_credentials, s.vend_role_arn, s.vend_seconds, s.sts_endpoint) for s in seen] == [
         (True, VENDED_ROLE, 900, "http://127.0.0.1:9"), (True, None, 3600, None), (False, None, 3600, None)]
+
+
+def test_the_startup_summary_says_where_clients_get_tokens_and_what_is_vended(tmp_path):
+    from catalog.server import startup_summary
+    from catalog.settings import Settings
+
+    said = startup_summary(Settings(warehouse=str(tmp_path), oauth_clients="clients.json", vend_credentials=True,
+                                    vend_role_arn=VENDED_ROLE, hive_metastore="thrift://127.0.0.1:9083"), ["t"])
+    assert "OAuth2 clients get tokens at http://127.0.0.1:8080/iceberg/v1/oauth/tokens" in said
+    assert f"STS AssumeRole of {VENDED_ROLE}" in said and "Hive Metastore thrift://127.0.0.1:9083" in said
+    plain = startup_summary(Settings(warehouse=str(tmp_path)), [])
+    assert "OAuth2" not in plain and "vends" not in plain and "Metastore" not in plain
