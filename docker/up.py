@@ -81,16 +81,24 @@ def start_engine(distribution: Distribution, catalogs: dict[str, dict[str, str]]
     return server
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (docs/make_reference.py lists its flags)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warehouse", required=True, help="folder of Hudi tables")
     parser.add_argument("--presto", action="store_true", help="also run Presto 0.287")
     parser.add_argument("--token", help="bearer token of the catalog (Trino sends it as its OAuth2 token; "
                                         "default: HUDI_SHIM_TOKEN, or the file HUDI_SHIM_TOKEN_FILE names)")
-    parser.add_argument("--catalog-port", type=int, default=CATALOG_PORT, help="default: %(default)s")
-    parser.add_argument("--trino-port", type=int, default=TRINO_PORT, help="default: %(default)s")
-    parser.add_argument("--presto-port", type=int, default=PRESTO_PORT, help="default: %(default)s")
-    args = parser.parse_args()
+    parser.add_argument("--catalog-port", type=int, default=CATALOG_PORT,
+                        help="the catalog's port on 127.0.0.1 (default: %(default)s)")
+    parser.add_argument("--trino-port", type=int, default=TRINO_PORT,
+                        help="Trino's port on 127.0.0.1 (default: %(default)s)")
+    parser.add_argument("--presto-port", type=int, default=PRESTO_PORT,
+                        help="Presto's port on 127.0.0.1 (default: %(default)s)")
+    return parser
+
+
+def main() -> int:
+    args = parser().parse_args()
     args.token = resolve_token(args.token)
     warehouse = Path(args.warehouse).resolve()
     etc_root = Path(tempfile.mkdtemp(prefix="hudi-shim-up-"))

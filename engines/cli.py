@@ -164,7 +164,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a local Trino 476 on a hudi-shim server's Iceberg REST catalog, until Ctrl-C. The "
                     "first run fetches Trino from Maven Central (about 800 MB, with `mvn`) into ~/.m2. Trino 476 "
                     "needs Java 24 or newer: a JDK under /usr/lib/jvm, or the one $HUDI_SHIM_TRINO_JAVA_HOME "
-                    "names. For tables on S3, run Trino yourself with the catalog file the README shows.")
+                    "names. For tables on S3, run Trino yourself with the catalog file docs/object-storage.md shows.")
     trino.add_argument("--catalog", default="http://127.0.0.1:8080", help="the hudi-shim server (default: %(default)s)")
     trino.add_argument("--token", help="the server's bearer token (visible in the process list: prefer the "
                                      "environment variable HUDI_SHIM_TOKEN, its default)")

@@ -3,8 +3,9 @@
 The first read of a slice decodes its logs, streams the base file with the merge columns, decides
 row by row and remembers the outcome (`SliceChoices`: a row mask and log positions) in the table's
 cache; later reads of the slice stream only the columns they need, apply the remembered row mask
-and decode the standing log records again. The standing log records follow the base rows. Memory
-is bounded by the slice's log side and a base batch; what the cache keeps is a few bits per row.
+and decode the standing log records again. The standing log records come first and are let go
+before the base rows stream (after them when records composed with base rows need those rows).
+Memory is bounded by the slice's log side or a base batch; the cache keeps a few bits per row.
 """
 
 from __future__ import annotations
@@ -96,12 +97,14 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             merge = start_slice_merge(scan, file_slice, skipped, logged)
             _merge_base(scan, file_slice, merge, time_limit, bounded)
             choices = _remember(scan, file_slice, merge)
-            standing = merge.standing(choices)
+            held = [merge.standing(choices)]
             del merge
-            yield from _cached_read(file_slice, choices, standing)
+            yield from _cached_read(file_slice, choices, held)
         else:
             assert standing is not None
-            yield from _cached_read(file_slice, choices, standing)
+            held = [standing]
+            del standing  # _cached_read lets the log side go once it is returned
+            yield from _cached_read(file_slice, choices, held)
 
     def _base_ruled_out(file_slice: FileSlice) -> bool:
         path = file_slice.base_path(scan.table.path)
@@ -120,7 +123,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
         if merge.composes:  # records composed with their base rows: merge first, then read
             _merge_base(scan, file_slice, merge, time_limit)
             choices = _remember(scan, file_slice, merge)
-            yield from _cached_read(file_slice, choices, merge.standing(choices))
+            yield from _cached_read(file_slice, choices, [merge.standing(choices)])
             return
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns + merge_columns)
@@ -135,8 +138,15 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
         choices = _remember(scan, file_slice, merge)
         yield from _log_rows(merge.standing(choices), choices, None, file_slice)
 
-    def _cached_read(file_slice: FileSlice, choices: SliceChoices, standing: Standing) -> Iterator[pa.RecordBatch]:
+    def _cached_read(file_slice: FileSlice, choices: SliceChoices, held: list[Standing]) -> Iterator[pa.RecordBatch]:
+        """The slice's rows: base rows kept, then standing log records (`held`, taken from the
+        list: without records composed with base rows, they go first and are let go before the
+        base file is read, so memory holds one side or the other, not both)."""
         overlaid = overlaid_positions(choices.composed)
+        standing = held.pop()
+        if choices.composed is None or not len(choices.composed):
+            yield from _log_rows(standing, choices, None, file_slice)
+            standing = Standing(standing.rows.schema.empty_table())
         under: list[pa.RecordBatch] = []
         if file_slice.base_file is not None:
             path, plan = _base_plan(file_slice, columns)
@@ -160,8 +170,9 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
                 raise CorruptFileError(
                     f"{path} holds {offset} rows but held {choices.base_rows} when it was merged; "
                     "base files must not change after their commit", path=path)
-        base = pa.Table.from_batches(under, schema=under[0].schema) if under else None
-        yield from _log_rows(standing, choices, base, file_slice)
+        if standing.rows.num_rows or standing.log is not None:
+            base = pa.Table.from_batches(under, schema=under[0].schema) if under else None
+            yield from _log_rows(standing, choices, base, file_slice)
 
     def _log_rows(standing: Standing, choices: SliceChoices, base: pa.Table | None,
                   file_slice: FileSlice) -> Iterator[pa.RecordBatch]:

@@ -1,8 +1,8 @@
 """The UI in a real browser (Debian's headless Chromium) against a real server on 127.0.0.1: the
 login form, the tables list (also without JavaScript), the schema history grid, the timeline,
 the files with their column mappings and misread flags, and a scan's plan and rows, on an evolved
-table (rename, drop, drop and re-add, widening). Screenshots go to $HUDI_SHIM_SCREENSHOTS (docs/
-for the README) or a tmp folder. One browser for the module."""
+table (rename, drop, drop and re-add, widening). Screenshots go to $HUDI_SHIM_SCREENSHOTS (docs/,
+for docs/ui.md) or a tmp folder. One browser for the module."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""`hudi-shim trino` as a user runs it: a real Trino 476 on the shim's catalog, stopped by SIGTERM
-as by Ctrl-C, its JVM with it and its temporary folder removed."""
+"""`hudi-shim trino` as a user runs it, the line README.md and docs/engines.md give (`LINE`): a real
+Trino 476 on the shim's catalog, stopped by SIGTERM as by Ctrl-C, its JVM with it and its
+temporary folder removed."""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -12,9 +14,12 @@ import time
 from pathlib import Path
 
 from engines.trino.server import free_port
+from tests import docskit
 from tests.engines.trino.conftest import TOKEN
 
 REPO = Path(__file__).resolve().parents[3]
+LINE = next(s for s in docskit.snippets("trino") if s.language == "sh" and s.code.startswith("hudi-shim trino "))
+"""The documents' `hudi-shim trino` block (tests/engines/trino/test_docs_snippets.py leaves it to this test)."""
 
 
 def _processes_naming(text: str) -> list[int]:
@@ -33,9 +38,11 @@ def _processes_naming(text: str) -> list[int]:
 def test_sigterm_stops_trino_and_removes_its_temporary_folder(stack):
     port = free_port()
     env = {**os.environ, "HUDI_SHIM_TOKEN": TOKEN, "PYTHONPATH": str(REPO)}
-    command = subprocess.Popen([sys.executable, "-m", "engines.cli", "trino", "--catalog", stack.catalog.url,
-                                "--port", str(port)], env=env, cwd=REPO, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    places = docskit.Places(root=REPO, catalog_port=int(stack.catalog.url.rsplit(":", 1)[1]))
+    words = shlex.split(places.substitute(LINE.code), comments=True)
+    assert words[:2] == ["hudi-shim", "trino"] and "--port" not in words, LINE.where()
+    command = subprocess.Popen([sys.executable, "-m", "engines.cli", *words[1:], "--port", str(port)], env=env,
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert command.stdout is not None
         said = []

@@ -70,7 +70,10 @@ def test_limited_snapshot_rows_are_merged_rows(tmp_path, monkeypatch):
         limited = opened.read(limit=limit)
         assert limited.num_rows == min(limit, 5_001) and rows(limited) <= merged
     bases = spy_on(monkeypatch, merged_module, "iter_parquet_in_order")
-    assert opened.read(limit=3).num_rows == 3 and len(bases) == 1
+    # The merge is remembered: its 2,501 standing log records come first, so three rows need no
+    # base file read; 2,600 need one pass over the base file, not a second merge.
+    assert opened.read(limit=3).num_rows == 3 and len(bases) == 0
+    assert opened.read(limit=2_600).num_rows == 2_600 and len(bases) == 1
 
 
 def test_limited_reads_apply_the_filter(cow):
