@@ -12,7 +12,7 @@ the fixtures its kind names, given by an HTML comment on the line before its fen
                                  holding the bucket `lake`, its AWS_* variables exported, as
                                  `hudi-shim s3proxy` prints them
     <!-- snippet: trino -->      the session's Trino 476 and Presto 0.287 on the catalog
-    <!-- snippet: presto -->     (tests/engines/trino/test_docs_snippets.py, marker `engines`)
+    <!-- snippet: presto -->     (tests/engines/trino/test_engine_docs_snippets.py, marker `engines`)
     <!-- snippet: skip (why) --> not run; the reason is required
 
 What the reader types stands for the fixtures' own paths, ports and secrets (`PLACES`): `/data/`

@@ -16,7 +16,7 @@ from tests import docskit
 from tests.docskit import REPO
 
 RUNNERS = {"local": "tests/engines/test_docs_snippets.py", "s3": "tests/engines/test_docs_snippets.py",
-           "trino": "tests/engines/trino/test_docs_snippets.py", "presto": "tests/engines/trino/test_docs_snippets.py"}
+           "trino": "tests/engines/trino/test_engine_docs_snippets.py", "presto": "tests/engines/trino/test_engine_docs_snippets.py"}
 
 
 def _mkdocs() -> list[str]:

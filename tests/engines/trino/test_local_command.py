@@ -19,7 +19,7 @@ from tests.engines.trino.conftest import TOKEN
 
 REPO = Path(__file__).resolve().parents[3]
 LINE = next(s for s in docskit.snippets("trino") if s.language == "sh" and s.code.startswith("hudi-shim trino "))
-"""The documents' `hudi-shim trino` block (tests/engines/trino/test_docs_snippets.py leaves it to this test)."""
+"""The documents' `hudi-shim trino` block (tests/engines/trino/test_engine_docs_snippets.py leaves it to this test)."""
 
 
 def _processes_naming(text: str) -> list[int]:
