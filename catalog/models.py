@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
@@ -11,6 +11,7 @@ from catalog.service import TableInfo
 from catalog.stream import MAX_FILTER_CHARS
 from shim import FileSchema
 from shim.filters.parse import MAX_CONDITIONS
+from shim.scan_options import REMOTE_NAMES, ScanOptions
 from shim.schema import arrow_field_id
 from shim.timeline.instant import Instant
 
@@ -20,7 +21,8 @@ FilterItem = str | tuple[Name, Name, Scalar | list[Scalar]]
 
 
 class ScanBody(BaseModel):
-    """A scan request."""
+    """A scan request: a field for each option of `shim.ScanOptions` a server takes (its
+    `REMOTE_NAMES`, with their wire types and limits), and `WIRE_ONLY` fields."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +49,17 @@ class ScanBody(BaseModel):
     compression: Literal["lz4", "zstd"] | None = Field(
         default=None, description="compress record batch buffers (Arrow IPC compression; readers decompress "
                                   "transparently): fewer bytes over slow networks, more CPU on both ends")
+
+    def scan_options(self, **given: Any) -> ScanOptions:
+        """The request's scan options (those in `given`, such as the filter the request's text
+        or Substrait stands for, taken as given)."""
+        options = {name: getattr(self, name) for name in REMOTE_NAMES}
+        options["as_of"] = options["as_of"] or None
+        return ScanOptions(**{**options, **given})
+
+
+WIRE_ONLY = frozenset({"filter_substrait", "compression"})
+"""Fields of a scan request that are not scan options: how the filter and the answer travel."""
 
 
 class ErrorDetail(BaseModel):

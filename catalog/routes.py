@@ -202,9 +202,7 @@ async def scan(request: Request, name: str, body: ScanBody) -> Response:
 def _scan_chunks(catalog: Catalog, name: str, body: ScanBody, time_limit: TimeLimit) -> Iterator[bytes | memoryview]:
     """The scan's stream, its first batch already read: an error until then is answered as JSON."""
     folder = catalog.handle(name).entry.path  # an unknown table is a 404 whatever else is wrong with the request
-    scan_request = ScanRequest(mode=body.mode, columns=body.columns, filter=_filter(body), as_of=body.as_of or None,
-                               limit=body.limit, dictionary_partitions=body.dictionary_partitions,
-                               dictionary_strings=body.dictionary_strings, corrupt=body.corrupt)
+    scan_request = body.scan_options(filter=_filter(body))
     reader, first, skipped = _started(catalog, name, scan_request, body.limit, time_limit)
     # The report of the log regions skipped is sent last, once the scan has met them all.
     trailer = partial(skipped.metadata, relative_to=folder) if body.corrupt == "skip" else None

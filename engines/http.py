@@ -33,6 +33,7 @@ from shim import ScanOptions
 from shim import errors as shim_errors
 from shim.errors import HudiShimError, InvalidArgumentError
 from shim.filters.expr import EXPR_TYPES
+from shim.scan_options import REMOTE_NAMES
 
 
 class RemoteError(HudiShimError):
@@ -208,7 +209,8 @@ class ShimClient:
 
         The scan is `options` (a `shim.ScanOptions`; default: all rows of the snapshot) with
         `changes`, options by name (`client.scan_batches("trips", columns=["id"], limit=10)`);
-        the server takes them but `include_meta` and `changes`. `filter` is filter text,
+        the server takes those in `shim.scan_options.REMOTE_NAMES` (others raise
+        `InvalidArgumentError`). `filter` is filter text,
         `[(column, op, value), ...]`, or a `pyarrow.compute.Expression` (sent as Substrait).
         With `corrupt="skip"`, damaged log blocks are skipped and `report` receives the
         server's report of them (`SKIPPED_METADATA_KEY`) once the stream is read to its end.
@@ -218,6 +220,9 @@ class ShimClient:
         options = _scan_options(options, changes)
         body: dict[str, Any] = {}
         for key, value in options.non_defaults().items():
+            if key not in REMOTE_NAMES:
+                raise InvalidArgumentError(f"a server does not take the scan option {key!r}; "
+                                           f"it takes {', '.join(REMOTE_NAMES)}")
             if key == "filter":
                 body.update(self._filter(name, options))
             else:

@@ -1,25 +1,41 @@
-"""`ScanOptions`: every option of a scan, in one place (Table.plan/scan/read, the catalog's scan
-requests, the HTTP client and the CLI take theirs from here)."""
+"""`ScanOptions`: every option of a scan, declared once (Table.plan/scan/read, the catalog's scan
+requests, the HTTP client and the CLI take theirs from here).
+
+Adding an option is a field here and its use in planning (`shim.read.request.build_scan`) or
+reading (`shim.read.request.Scan.reader`); `Table.scan` and `Table.read` take it at once
+(`takes_scan_options`), and a `remote` one needs its wire type in `catalog.models.ScanBody`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+
+from shim.read.damage import CorruptMode, SkippedBlocks
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc
 
     from shim.filters import FilterLike
+    from shim.read.time_limit import TimeLimit
 
 ScanMode = Literal["snapshot", "read_optimized"]
-CorruptMode = Literal["error", "skip"]
+
+
+# What each option of `ScanOptions` is: part of the plan (so of the plan cache's key) and taken by
+# a server in a scan request; part of the plan only; or of one reading only.
+_REQUEST = {"plans": True, "remote": True}
+_PLAN = {"plans": True, "remote": False}
+_READING = {"plans": False, "remote": False}
 
 
 @dataclass(frozen=True, slots=True)
 class ScanOptions:
-    """What a scan reads and how it returns it.
+    """What a scan reads and how it returns it: the one list of a scan's options. `Table.scan`,
+    `Table.read` and `Table.plan` take them (positionally in this order, or by name), so do the
+    catalog's scan requests (`remote` options), the HTTP client and the CLI.
 
     Attributes:
         mode: "snapshot" merges log files onto base files; "read_optimized" reads base files only.
@@ -42,18 +58,25 @@ class ScanOptions:
             skipped either way.
         changes: (start, end) for an incremental read: the latest values of the records written
             by commits in (start, end] (end None: latest).
+        skipped: collects the corrupt log regions the scan skipped, as it meets them (not part
+            of the plan).
+        time_limit: seconds (from the start of reading) or a `TimeLimit` after which reading
+            stops with `ScanLimitError`; checked between batches, also those a filter empties
+            (not part of the plan).
     """
 
-    mode: str = "snapshot"
-    columns: Sequence[str] | None = None
-    filter: FilterLike | pc.Expression = None
-    as_of: str | None = None
-    include_meta: bool = False
-    dictionary_partitions: bool = False
-    limit: int | None = None
-    dictionary_strings: bool = False
-    corrupt: CorruptMode = "error"
-    changes: tuple[str, str | None] | None = None
+    mode: str = field(default="snapshot", metadata=_REQUEST)
+    columns: Sequence[str] | None = field(default=None, metadata=_REQUEST)
+    filter: FilterLike | pc.Expression = field(default=None, metadata=_REQUEST)
+    as_of: str | None = field(default=None, metadata=_REQUEST)
+    include_meta: bool = field(default=False, metadata=_PLAN)
+    dictionary_partitions: bool = field(default=False, metadata=_REQUEST)
+    limit: int | None = field(default=None, metadata=_REQUEST)
+    dictionary_strings: bool = field(default=False, metadata=_REQUEST)
+    corrupt: CorruptMode = field(default="error", metadata=_REQUEST)
+    changes: tuple[str, str | None] | None = field(default=None, metadata=_PLAN)
+    skipped: SkippedBlocks | None = field(default=None, metadata=_READING)
+    time_limit: float | TimeLimit | None = field(default=None, metadata=_READING)
 
     def __post_init__(self) -> None:
         if self.columns is not None and not isinstance(self.columns, str | tuple):
@@ -64,20 +87,18 @@ class ScanOptions:
         return dataclasses.replace(self, **changes)
 
     def key(self) -> tuple[Hashable, ...] | None:
-        """The options but the filter, as a cache key (None when one of them is not hashable)."""
-        parts = tuple(getattr(self, name) for name in NAMES if name != "filter")
+        """The options of the plan but the filter, as a cache key (None when one of them is not
+        hashable)."""
+        parts = tuple(getattr(self, name) for name in PLAN_NAMES if name != "filter")
         try:
             hash(parts)
         except TypeError:
             return None
         return parts
 
-    def scan_arguments(self) -> dict[str, Any]:
-        """Keyword arguments of `shim.read.request.build_scan`."""
-        return {"mode": self.mode, "columns": self.columns, "row_filter": self.filter, "as_of": self.as_of,
-                "include_meta": self.include_meta, "dictionary_partitions": self.dictionary_partitions,
-                "limit": self.limit, "dictionary_strings": self.dictionary_strings, "corrupt": self.corrupt,
-                "commit_range": self.changes}
+    def plan_only(self) -> ScanOptions:
+        """These options without those that are not part of the plan (`skipped`, `time_limit`)."""
+        return self.replace(**{name: _DEFAULTS[name] for name in NAMES if name not in PLAN_NAMES})
 
     def non_defaults(self) -> dict[str, Any]:
         """The options set to other values than their defaults, by name."""
@@ -86,9 +107,40 @@ class ScanOptions:
 
 NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScanOptions))
 """The option names, in declaration order."""
+PLAN_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScanOptions) if f.metadata["plans"])
+"""The options a plan depends on."""
+REMOTE_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScanOptions) if f.metadata["remote"])
+"""The options a server takes in a scan request (`catalog.models.ScanBody` has a field for each)."""
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ScanOptions)}
 
 
 def _is_default(value: object, default: object) -> bool:
     # Compared only with a value of the default's type: `expression != None` is an Expression.
     return value is default or (type(value) is type(default) and value == default)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S")
+
+
+def takes_scan_options(options: Callable[P, ScanOptions]) -> Callable[[Callable[[S, ScanOptions], R]],
+                                                                       Callable[Concatenate[S, P], R]]:
+    """Give a method taking a `ScanOptions` the options' own parameters (`Table.scan`, `Table.read`):
+    `table.read("read_optimized", ["id"], limit=5)` calls it with `ScanOptions("read_optimized",
+    ["id"], limit=5)`. Its signature (and `help()`) shows the options'."""
+    import functools
+    import inspect
+
+    def decorate(method: Callable[[S, ScanOptions], R]) -> Callable[Concatenate[S, P], R]:
+        @functools.wraps(method)
+        def call(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            return method(self, options(*args, **kwargs))
+
+        parameters = list(inspect.signature(options).parameters.values())
+        own = inspect.signature(method)
+        self_parameter = next(iter(own.parameters.values()))
+        call.__signature__ = own.replace(parameters=[self_parameter, *parameters])  # type: ignore[attr-defined]
+        return call
+
+    return decorate

@@ -6,7 +6,6 @@ import os
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from shim.errors import FileGoneError, TableNotFoundError
 from shim.layout.listing import TableListing
@@ -14,15 +13,15 @@ from shim.layout.slices import FileSlice
 from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
 from shim.read.committed import CommittedFiles
-from shim.read.damage import CorruptMode, SkippedBlocks
+from shim.read.damage import SkippedBlocks
 from shim.read.file_schemas import FileSchema
 from shim.read.plan_cache import PlanCache
-from shim.read.request import FilterLike, Scan, build_scan
+from shim.read.request import Scan, build_scan
 from shim.read.schemas import table_schemas_as_of
 from shim.read.slice_state import RememberedSlice
 from shim.read.table_schemas import TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
-from shim.scan_options import ScanMode, ScanOptions
+from shim.scan_options import ScanMode, ScanOptions, takes_scan_options
 from shim.storage import Storage, storage_for
 from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline
 from shim.timeline.instant import Instant, instant_key
@@ -191,31 +190,11 @@ class Table:
         """
         return self.plan(ScanOptions(as_of=as_of), files=False).data_schema
 
-    def scan(
-        self,
-        mode: ScanMode = "snapshot",
-        columns: Sequence[str] | None = None,
-        filter: FilterLike | pc.Expression = None,
-        as_of: str | None = None,
-        include_meta: bool = False,
-        dictionary_partitions: bool = False,
-        limit: int | None = None,
-        *,
-        dictionary_strings: bool = False,
-        corrupt: CorruptMode = "error",
-        skipped: SkippedBlocks | None = None,
-        time_limit: float | TimeLimit | None = None,
-    ) -> pa.RecordBatchReader:
-        """Stream the table's rows.
-
-        Args: those of `ScanOptions`, and
-            skipped: collects the corrupt log regions the scan skipped, as it meets them.
-            time_limit: seconds (from now) or a `TimeLimit` after which reading stops with
-                `ScanLimitError`; checked between batches, also those a filter empties.
-        """
-        options = ScanOptions(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit,
-                              dictionary_strings, corrupt)
-        return self.plan(options).reader(skipped, _time_limit(time_limit))
+    @takes_scan_options(ScanOptions)
+    def scan(self, options: ScanOptions) -> pa.RecordBatchReader:
+        """Stream the table's rows; takes the options of `ScanOptions` (positionally in its
+        order, or by name)."""
+        return self.plan(options).reader(options.skipped, _time_limit(options.time_limit))
 
     def plan(self, options: ScanOptions = DEFAULT_SCAN, *, files: bool = True) -> Scan:
         """Check `options` against the table (as it is now) and plan the file slices to read.
@@ -223,47 +202,39 @@ class Table:
         The plan is remembered while the table is unchanged. `files=False` plans the schemas only.
         Raises as `scan` does."""
         table = self.current()
+        planned = options.plan_only()
         if not files:
-            return build_scan(table, plan_files=False, **options.scan_arguments())
-        return table._plans.planned(options.key(), options.filter,
-                                    lambda: build_scan(table, **options.scan_arguments()))
+            return build_scan(table, planned, plan_files=False)
+        return table._plans.planned(planned.key(), planned.filter, lambda: build_scan(table, planned))
 
     def files_gone(self) -> None:
         """Note that a read found a file of this table gone: its listing is stale, and the next
         read (`current()`) lists the files anew."""
         self._files_gone = True
 
-    def read(
-        self,
-        mode: ScanMode = "snapshot",
-        columns: Sequence[str] | None = None,
-        filter: FilterLike | pc.Expression = None,
-        as_of: str | None = None,
-        include_meta: bool = False,
-        dictionary_partitions: bool = False,
-        limit: int | None = None,
-        *,
-        dictionary_strings: bool = False,
-        corrupt: CorruptMode = "error",
-    ) -> pa.Table:
+    @takes_scan_options(ScanOptions)
+    def read(self, options: ScanOptions) -> pa.Table:
         """Like `scan`, collected into a `pyarrow.Table`.
 
         When a file the read planned is removed meanwhile (a concurrent clean or rollback), the
         timeline is reloaded and the read runs once more, on a plan without it. With
         `corrupt="skip"`, the result's schema metadata holds the report of the corrupt log
-        regions skipped (`shim.read.damage.SKIPPED_BLOCKS_KEY`: JSON `{"count", "blocks"}`)."""
+        regions skipped (`shim.read.damage.SKIPPED_BLOCKS_KEY`: JSON `{"count", "blocks"}`), and
+        `skipped`, when given, receives them."""
+        time_limit = _time_limit(options.time_limit)  # one limit for both attempts
         for attempt in (1, 2):
             skipped = SkippedBlocks()
             table = self if attempt == 1 else self.current(reopen=True)
             try:
-                result = table.scan(mode, columns, filter, as_of, include_meta, dictionary_partitions, limit,
-                                    dictionary_strings=dictionary_strings, corrupt=corrupt,
-                                    skipped=skipped).read_all()
+                result = table.plan(options).reader(skipped, time_limit).read_all()
             except FileGoneError:
                 if attempt == 2:
                     raise
                 continue
-            if corrupt == "skip":
+            if options.skipped is not None:
+                for block in skipped.blocks:
+                    options.skipped.add(block)
+            if options.corrupt == "skip":
                 result = result.replace_schema_metadata({**(result.schema.metadata or {}), **skipped.metadata()})
             return result
         raise AssertionError("unreachable")

@@ -16,12 +16,15 @@ import json
 import os
 import threading
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 from shim.errors import CommittedDataError, CorruptFileError, InvalidArgumentError
 from shim.log.blocks import LogBlock
 from shim.log.reader import LogFileContents
 from shim.read.committed import CommittedFiles, CommittedRange
-from shim.scan_options import CorruptMode
+
+CorruptMode = Literal["error", "skip"]
+"""What a read does with a damaged log block a completed commit wrote (see `corrupt_mode`)."""
 
 CORRUPT_MODES: tuple[CorruptMode, ...] = ("error", "skip")
 SKIPPED_BLOCKS_KEY = b"hudi-shim-skipped-blocks"

@@ -14,7 +14,7 @@ from shim.layout.partitions import partition_values
 from shim.layout.slices import FileSlice, file_slices_as_of
 from shim.layout.table_schema import META_COLUMNS
 from shim.read.base_files import BATCH_SIZE, dictionary_columns
-from shim.read.damage import CorruptMode, SkippedBlocks, corrupt_mode
+from shim.read.damage import SkippedBlocks, corrupt_mode
 from shim.read.key_lookup import pinned_keys
 from shim.read.merge_keys import merge_spec_for
 from shim.read.partition_fill import (
@@ -36,6 +36,7 @@ from shim.timeline.instant import normalize_instant
 if TYPE_CHECKING:
     from shim.read.file_schemas import FileSchema
     from shim.read.snapshot import TableSnapshot
+    from shim.scan_options import ScanOptions
 
 
 _MODES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "read-optimized": "read_optimized", "ro": "read_optimized"}
@@ -83,28 +84,19 @@ class Scan(PlannedScan):
         return reader if self.limit is None else _first_rows(reader, self.limit)
 
 
-def build_scan(
-    table: TableSnapshot,
-    *,
-    mode: str = "snapshot",
-    columns: Sequence[str] | None = None,
-    row_filter: FilterLike | pc.Expression = None,
-    as_of: str | None = None,
-    include_meta: bool = False,
-    commit_range: tuple[str, str | None] | None = None,
-    plan_files: bool = True,
-    dictionary_partitions: bool = False,
-    limit: int | None = None,
-    dictionary_strings: bool = False,
-    corrupt: CorruptMode = "error",
-) -> Scan:
-    """Check the request against the table and plan the file slices to read.
+def build_scan(table: TableSnapshot, options: ScanOptions, *, plan_files: bool = True) -> Scan:
+    """Check the request's `options` against the table and plan the file slices to read
+    (`plan_files=False`: the schemas only).
 
     With `dictionary_partitions`, top-level partition columns are returned dictionary-encoded;
     with `dictionary_strings`, those and the string columns the newest base file stores as
     dictionaries (see `stored_dictionaries`); with `limit`, the scan stops after that many rows.
     `corrupt` says what a damaged log block a completed commit wrote does (`shim.read.damage`).
     """
+    mode, columns, row_filter, as_of = options.mode, options.columns, options.filter, options.as_of
+    include_meta, commit_range, limit = options.include_meta, options.changes, options.limit
+    dictionary_partitions, dictionary_strings = options.dictionary_partitions, options.dictionary_strings
+    corrupt = options.corrupt
     corrupt = corrupt_mode(corrupt)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidArgumentError(f"limit must be a whole number of rows, 0 or more; got {limit!r}")

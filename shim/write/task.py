@@ -37,6 +37,7 @@ from shim.log.writer import encode_delete_block, encode_parquet_data_block, exte
 from shim.read.base_files import parquet_footer
 from shim.read.merge_keys import MergeMode, merge_spec_for
 from shim.read.request import Scan, build_scan
+from shim.scan_options import ScanOptions
 from shim.schema import InternalSchema, internal_to_arrow
 from shim.storage import Storage, join
 from shim.table import open_table
@@ -344,7 +345,7 @@ class _GroupWriter:
 
     def _read_committed(self, committed: FileSlice) -> pa.Table:
         if self._scan is None:
-            self._scan = build_scan(open_table(self.plan.storage), mode="read_optimized", include_meta=True,
+            self._scan = build_scan(open_table(self.plan.storage), ScanOptions(mode="read_optimized", include_meta=True),
                                     plan_files=False)
         scan = self._scan
         assert isinstance(scan, Scan)

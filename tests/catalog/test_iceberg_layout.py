@@ -21,6 +21,7 @@ from catalog.iceberg.publish import IcebergPublisher, PublishedTable, Readers, f
 from catalog.service import Catalog
 from catalog.settings import Settings
 from shim.read.request import build_scan
+from shim.scan_options import ScanOptions
 from shim.schema import arrow_field_id
 from shim.storage import as_storage
 from shim.timeline.instant import Action
@@ -53,7 +54,7 @@ def open_catalog() -> Iterator[Callable[[Path], Catalog]]:
 def layout_of(catalog: Catalog, name: str, view: str) -> Layout:
     """The layout the publisher plans for the view at its latest instant."""
     table = catalog.table(name)
-    scan = build_scan(table, mode=view)
+    scan = build_scan(table, ScanOptions(mode=view))
     return plan_layout(catalog.view(name, view, scan.read_instant), scan.slices, table.storage,
                        table.config.partition_fields)
 

@@ -50,18 +50,18 @@ def test_a_read_whose_files_a_clean_removes_names_the_file_and_read_plans_again(
     with pytest.raises(FileGoneError, match=r"\.parquet is gone: it was removed .* read again") as caught:
         planned.read_all()
     assert caught.value.path is not None and not os.path.exists(caught.value.path)
-    real_scan = shim.Table.scan
+    real_plan = shim.Table.plan
     calls: list[int] = []
 
     def planned_before_a_clean(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        reader = real_scan(self, *args, **kwargs)
+        reader = real_plan(self, *args, **kwargs)
         calls.append(1)
         if len(calls) == 1:
             rewrite_and_clean(path, 3)
         return reader
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(shim.Table, "scan", planned_before_a_clean)
+        patch.setattr(shim.Table, "plan", planned_before_a_clean)
         rows = table.read().to_pylist()
     assert len(calls) == 2 and {r["ts"] for r in rows} == {3} and len(rows) == 20
     assert [r["fare"] for r in shim_rows(path)] == [r["fare"] for r in sorted(trips(3), key=lambda r: r["id"])]

@@ -202,10 +202,11 @@ def test_local_filters_go_to_the_shim_as_arrow_which_translates_what_it_can(ware
     assert source.reader("trips", "snapshot", ["id"], simple, schema).read_all().column("id").to_pylist() == ["b"]
     assert all(isinstance(scan["filter"], pc.Expression) for scan in scans[:2])
     from shim.read.request import build_scan
+    from shim.scan_options import ScanOptions
 
     table = source.catalog.table("trips")
-    assert build_scan(table, row_filter=mixed).row_filter.expr is None
-    translated = build_scan(table, row_filter=simple)
+    assert build_scan(table, ScanOptions(filter=mixed)).row_filter.expr is None
+    translated = build_scan(table, ScanOptions(filter=simple))
     assert {s.partition_path for s in translated.slices} == {"city=ny"}
     assert str(translated.row_filter.expr) == "amount > 2.0e0"  # the partition guarantees city = 'ny'
 

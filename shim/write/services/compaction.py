@@ -32,6 +32,7 @@ from shim.layout.slices import FileSlice
 from shim.layout.table_schema import META_COLUMNS
 from shim.properties import TableConfig, read_table_config
 from shim.read.request import build_scan
+from shim.scan_options import ScanOptions
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.storage import Storage, join, paths, storage_and_options
 from shim.table import Table, open_table
@@ -280,7 +281,7 @@ def compact_file_group(job: CompactionJob, op: dict[str, Any], task: TaskInfo | 
 def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
     partition = op.get("partitionPath") or ""
     file_id = op["fileId"]
-    scan = build_scan(open_table(job.storage), mode="snapshot", include_meta=True, as_of=job.read_instant)
+    scan = build_scan(open_table(job.storage), ScanOptions(mode="snapshot", include_meta=True, as_of=job.read_instant))
     slices = [s for s in scan.slices if s.partition_path == partition and s.file_id == file_id]
     rows = dataclasses.replace(scan, slices=slices).reader().read_all() if slices else None
     schema = schema_from_json(job.schema_json)

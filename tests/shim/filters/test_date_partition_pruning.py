@@ -16,6 +16,7 @@ from shim.filters.expr import CompareOp
 from shim.filters.parse import parse_filter
 from shim.filters.partition import ValueRange, evaluate_on_partition
 from shim.read.request import build_scan
+from shim.scan_options import ScanOptions
 from tests.writekit import write
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("region", pa.string()), ("secs", pa.int64())])
@@ -70,12 +71,12 @@ def test_random_filters_keep_every_matching_row(table: shim.Table) -> None:
 
 def test_a_narrow_filter_reads_few_partitions(table: shim.Table) -> None:
     hour = DST_START - 2 * 3600  # 2024-03-31T01:00 in Paris
-    scan = build_scan(table, row_filter=f"secs >= {hour} AND secs < {hour + 3600}")
+    scan = build_scan(table, ScanOptions(filter=f"secs >= {hour} AND secs < {hour + 3600}"))
     read = {s.partition_path for s in scan.slices}
     assert read and len(read) < len(table.listing.partitions()) / 2
     assert all("1970" not in p and "-10-" not in p for p in read)
     # Nulls live in the partition of the instant 1 only.
-    assert {s.partition_path for s in build_scan(table, row_filter="secs IS NULL").slices} == \
+    assert {s.partition_path for s in build_scan(table, ScanOptions(filter="secs IS NULL")).slices} == \
         {"region=eu/secs=1970-01-01/01"}
 
 
@@ -83,7 +84,7 @@ def test_arrow_expressions_prune_with_the_same_ranges(table: shim.Table) -> None
     hour = DST_END - 3600
     # `ts + 1 > 0` has no shim counterpart: Arrow's own simplification decides.
     expression = (pc.field("secs") >= hour) & (pc.field("secs") < hour + 600) & ((pc.field("ts") + 1) > 0)
-    scan = build_scan(table, row_filter=expression)
+    scan = build_scan(table, ScanOptions(filter=expression))
     assert len({s.partition_path for s in scan.slices}) < len(table.listing.partitions()) / 2
     everything = table.read()
     assert sorted(table.read(filter=expression, columns=["id"]).column("id").to_pylist()) == \
@@ -137,5 +138,5 @@ def test_other_units_zones_and_types_keep_every_matching_row(tmp_path: Path, kin
             expected = everything.filter(to_arrow_expression(bind(parse_filter(text), everything.schema)))
             assert sorted(table.read(filter=text, columns=["id"]).column("id").to_pylist()) == \
                 sorted(expected.column("id").to_pylist()), text
-    one = build_scan(table, row_filter=f"v >= {values[0]} AND v <= {values[0]}")
+    one = build_scan(table, ScanOptions(filter=f"v >= {values[0]} AND v <= {values[0]}"))
     assert len({s.partition_path for s in one.slices}) == 1

@@ -28,9 +28,9 @@ def plans(monkeypatch) -> list[object]:
     made: list[object] = []
     original = table_module.build_scan
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        made.append(kwargs.get("row_filter"))
-        return original(*args, **kwargs)
+    def spy(table, options, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(options.filter)
+        return original(table, options, **kwargs)
 
     monkeypatch.setattr(table_module, "build_scan", spy)
     return made
