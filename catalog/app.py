@@ -27,12 +27,17 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import shim
 from catalog.admission import ScanSlots
+from catalog.auth.oauth import Authenticator
+from catalog.auth.routes import router as oauth_router
 from catalog.connections import ABORT, UNSENT_BYTES, ClientTooSlowError, send_while_progressing
 from catalog.errors import error_response, install_error_handlers, redact_paths, server_fault_response
+from catalog.hive.sync import HiveMetastoreSync
+from catalog.iceberg.credentials import CredentialVendor
 from catalog.iceberg.hadoop import HadoopCatalogFolder
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.iceberg.routes import publish_router
 from catalog.iceberg.routes import router as iceberg_router
+from catalog.publication import Publication
 from catalog.responses import SCAN_DEADLINE
 from catalog.routes import router
 from catalog.service import ICEBERG_DIR, Catalog
@@ -61,25 +66,39 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         catalog = Catalog(settings)
         app.state.catalog = catalog
+        app.state.auth = Authenticator.from_settings(settings)
         app.state.scan_slots = ScanSlots(settings.max_scans, settings.max_waiting_scans, settings.scan_wait_seconds)
         folder = settings.iceberg_location()
         temporary = folder is None
         if folder is None:
             folder = tempfile.mkdtemp(prefix="hudi-shim-iceberg-")
             catalog.private_folders.append((folder, ICEBERG_DIR))
+        app.state.vendor = CredentialVendor(settings.vend_role_arn, duration_seconds=settings.vend_seconds,
+                                            sts_endpoint=settings.sts_endpoint) if settings.vend_credentials else None
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
                                              history=settings.iceberg_history,
                                              statistics_max_columns=settings.iceberg_statistics_max_columns)
         hadoop_folder = settings.hadoop_catalog_location()
         app.state.hadoop = None if hadoop_folder is None else HadoopCatalogFolder(app.state.iceberg, hadoop_folder)
+        hive = None if settings.hive_metastore is None else HiveMetastoreSync(
+            app.state.iceberg, settings.hive_metastore, database=settings.hive_database,
+            sync_database=settings.hive_sync_database)
+        app.state.publication = Publication(app.state.iceberg, app.state.hadoop, hive)
         stop = threading.Event()
         if app.state.hadoop is not None:
-            threading.Thread(target=_keep_refreshed, args=(app.state.hadoop, settings.hadoop_catalog_seconds, stop),
+            threading.Thread(target=_keep_refreshed, args=(app.state.hadoop.refresh, "the Hadoop catalog folder",
+                                                           settings.hadoop_catalog_seconds, stop),
                              name="hadoop-catalog", daemon=True).start()
+        if hive is not None:
+            threading.Thread(target=_keep_refreshed, args=(hive.refresh, f"the Hive Metastore {hive.uri}",
+                                                           settings.hive_metastore_seconds, stop),
+                             name="hive-metastore", daemon=True).start()
         try:
             yield
         finally:
             stop.set()
+            if hive is not None:
+                hive.close()
             catalog.close()
             if temporary:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -91,6 +110,7 @@ def create_app(settings: Settings) -> FastAPI:
     _quiet_on_purpose(logging.getLogger("uvicorn.error"))
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(oauth_router)
     app.include_router(iceberg_router)
     app.include_router(publish_router)
     mount_ui(app)  # the browser UI at /ui (same token)
@@ -108,15 +128,15 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-def _keep_refreshed(folder: HadoopCatalogFolder, seconds: float, stop: threading.Event) -> None:
-    """Bring the Hadoop catalog folder up to date every `seconds` until `stop` is set."""
+def _keep_refreshed(refresh: Callable[[], object], what: str, seconds: float, stop: threading.Event) -> None:
+    """Call `refresh` (bringing `what` up to date) now and every `seconds` until `stop` is set."""
     while not stop.is_set():
         try:
-            folder.refresh()
-        except HudiShimError as exc:  # the warehouse gone, say: the next pass tries again
-            log.warning("refreshing the Hadoop catalog folder %s failed: %s", folder.folder, exc)
+            refresh()
+        except HudiShimError as exc:  # the warehouse or the metastore gone, say: the next pass tries again
+            log.warning("refreshing %s failed: %s", what, exc)
         except Exception:  # a bad pass must not end the refreshing; the next one tries again
-            log.exception("refreshing the Hadoop catalog folder %s failed", folder.folder)
+            log.exception("refreshing %s failed", what)
         stop.wait(seconds)
 
 

@@ -43,9 +43,14 @@ class UnauthorizedError(HudiShimError):
     """The request carries no bearer token, or the wrong one."""
 
 
+class ForbiddenError(HudiShimError):
+    """The request's token is valid, and does not allow what it asks for (a table out of its scope)."""
+
+
 #: First matching class wins: subclasses before their bases.
 STATUS_BY_ERROR: tuple[tuple[type[BaseException], int], ...] = (
     (UnauthorizedError, 401),
+    (ForbiddenError, 403),
     (TableNotFoundError, 404),
     (ColumnNotFoundError, 422),
     (InvalidFilterError, 422),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hmac
 import logging
 import time
 from collections.abc import Iterator
@@ -20,7 +19,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 import shim
 from catalog.admission import ScanSlots
-from catalog.errors import UnauthorizedError, failure_document, redact_paths
+from catalog.auth.oauth import Authenticator
+from catalog.auth.tokens import ANONYMOUS, Principal
+from catalog.errors import ForbiddenError, failure_document, redact_paths
 from catalog.models import (
     ErrorBody,
     FileSchemaModel,
@@ -54,12 +55,28 @@ def _catalog(request: Request) -> Catalog:
 async def require_token(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 ) -> None:
-    expected = _catalog(request).settings.token
-    if expected is None:
-        return
-    given = credentials.credentials if credentials is not None else ""
-    if not hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
-        raise UnauthorizedError("missing or wrong bearer token (send 'Authorization: Bearer <token>')")
+    """Who the request is from (`principal_of`): the server's token, or a client's (`catalog.auth`)."""
+    authenticator: Authenticator = request.app.state.auth
+    request.state.principal = authenticator.principal(credentials.credentials if credentials is not None else None)
+
+
+def principal_of(request: Request) -> Principal:
+    principal: Principal = getattr(request.state, "principal", ANONYMOUS)
+    return principal
+
+
+def allow_table(request: Request, name: str) -> None:
+    """Refuse (403) a table out of the request's client's scope, whether or not it exists."""
+    principal = principal_of(request)
+    if not principal.may_read(name):
+        raise ForbiddenError(f"client {principal.name!r} may not read table {name!r}")
+
+
+def allow_everything(request: Request, what: str) -> None:
+    """Refuse (403) `what` to a client limited to some tables."""
+    principal = principal_of(request)
+    if not principal.unrestricted:
+        raise ForbiddenError(f"client {principal.name!r} may not {what}: it is limited to some tables")
 
 
 async def reject_unknown_query_parameters(request: Request) -> None:
@@ -84,7 +101,8 @@ def _query_parameters(dependant: Any) -> Iterator[str]:
 
 _ERRORS = {
     400: {"model": ErrorBody, "description": "the body is not JSON"},
-    401: {"model": ErrorBody, "description": "missing or wrong token"},
+    401: {"model": ErrorBody, "description": "missing, wrong or expired token"},
+    403: {"model": ErrorBody, "description": "the token's client may not read that table"},
     404: {"model": ErrorBody, "description": "no table of that name is registered"},
     422: {"model": ErrorBody, "description": "invalid request (unknown column, bad filter or instant)"},
     409: {"model": ErrorBody, "description": "the table uses a feature hudi-shim does not read (UnsupportedFeatureError), "
@@ -103,7 +121,8 @@ async def list_tables(request: Request) -> TableList:
     # On the event loop (a thread hop costs more than the listing under load), except for tables
     # that must be loaded first (new, or changed since): those are summed up on a worker thread.
     catalog = _catalog(request)
-    names = catalog.names()
+    principal = principal_of(request)
+    names = [name for name in catalog.names() if principal.may_read(name)]
     loaded = {name: table for name in names if (table := catalog.loaded_table(name)) is not None}
     others = [name for name in names if name not in loaded]
     summaries = {name: _summary(catalog, name, table) for name, table in loaded.items()}
@@ -127,6 +146,7 @@ def _summary(catalog: Catalog, name: str, table: shim.Table | None = None) -> Ta
 @router.get("/tables/{name}", response_model=TableDetail, response_model_by_alias=True,
             summary="Schema with column ids, properties and latest instant")
 def get_table(request: Request, name: str, as_of: AsOf = None) -> TableDetail:
+    allow_table(request, name)
     info = _catalog(request).describe(name, as_of or None)
     encoded = base64.b64encode(info.schema.serialize().to_pybytes()).decode("ascii")
     return TableDetail.of(info, encoded)
@@ -134,6 +154,7 @@ def get_table(request: Request, name: str, as_of: AsOf = None) -> TableDetail:
 
 @router.get("/tables/{name}/timeline", response_model=TimelineModel, summary="The active timeline")
 def get_timeline(request: Request, name: str) -> TimelineModel:
+    allow_table(request, name)
     instants = _catalog(request).timeline(name)
     return TimelineModel(name=name, instants=[InstantModel.of(i) for i in instants])
 
@@ -146,6 +167,7 @@ def get_files(
     view: Annotated[Literal["snapshot", "read_optimized"], Query()] = "snapshot",
     as_of: AsOf = None,
 ) -> FilesModel:
+    allow_table(request, name)
     published = _catalog(request).view(name, view, as_of or None)
     return FilesModel(name=name, view=view, instant=published.instant, schema=schema_fields(published.schema),
                       files=[FileSchemaModel.of(f) for f in published.files])
@@ -162,6 +184,7 @@ def get_files(
                                                         "(ServerBusyError); ask again after Retry-After seconds"}},
 )
 async def scan(request: Request, name: str, body: ScanBody) -> Response:
+    allow_table(request, name)
     started = time.monotonic()
     catalog = _catalog(request)
     slots: ScanSlots = request.app.state.scan_slots

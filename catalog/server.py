@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from catalog.auth.oauth import Authenticator
 from catalog.service import Catalog
 from catalog.settings import Settings
 
@@ -32,7 +33,8 @@ def run(settings: Settings) -> int:
         print(startup_summary(settings, catalog.names()), flush=True)
     finally:
         catalog.close()
-    if not is_loopback(settings.host) and settings.token is None:
+    Authenticator.from_settings(settings)  # a clients file that cannot be read, too
+    if not is_loopback(settings.host) and settings.token is None and not settings.oauth_clients:
         log.warning("serving on %s without a token: anyone who can reach it can read every registered table",
                     settings.host)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info",
@@ -41,16 +43,25 @@ def run(settings: Settings) -> int:
 
 
 def startup_summary(settings: Settings, tables: list[str]) -> str:
-    """What `hudi-shim serve` says as it starts: the tables found, whether a token is asked for,
-    and the addresses of the scan API, the Iceberg REST catalog and the web UI."""
+    """What `hudi-shim serve` says as it starts: the tables found, whether a token is asked for
+    (and where OAuth2 clients get theirs), the addresses of the scan API, the Iceberg REST catalog
+    and the web UI, and whether credentials are vended and to which metastore it publishes."""
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"http://{host}:{settings.port}"
     shown = ", ".join(tables[:20]) + (f", ... ({len(tables)} in all)" if len(tables) > 20 else "")
-    return "\n".join([
-        f"hudi-shim serve: {len(tables)} table(s): {shown or '(none yet)'}",
-        f"  token: {'required (Authorization: Bearer ...)' if settings.token else 'none (anyone who reaches it reads)'}",
-        f"  scan API {url}/v1, Iceberg REST catalog {url}/iceberg, web UI {url}/ui",
-    ])
+    if settings.token or settings.oauth_clients:
+        token = "required (Authorization: Bearer ...)" + (
+            f"; OAuth2 clients get tokens at {url}/iceberg/v1/oauth/tokens" if settings.oauth_clients else "")
+    else:
+        token = "none (anyone who reaches it reads)"
+    lines = [f"hudi-shim serve: {len(tables)} table(s): {shown or '(none yet)'}", f"  token: {token}",
+             f"  scan API {url}/v1, Iceberg REST catalog {url}/iceberg, web UI {url}/ui"]
+    if settings.vend_credentials:
+        lines.append("  vends S3 credentials to Iceberg readers that ask: "
+                     + (f"STS AssumeRole of {settings.vend_role_arn}" if settings.vend_role_arn else "the tables' own keys"))
+    if settings.hive_metastore:
+        lines.append(f"  publishes to the Hive Metastore {settings.hive_metastore}")
+    return "\n".join(lines)
 
 
 def is_loopback(host: str) -> bool:

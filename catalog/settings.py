@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os.path import join
 
+from catalog.hive.metastore import parse_uri
 from shim.errors import InvalidArgumentError
 from shim.local_cache import cache_root
 from shim.storage import canonical_location, local_folder
@@ -37,7 +38,13 @@ class Settings:
         tables: table folders registered explicitly, as `PATH` or `NAME=PATH`.
         catalog_db: SQLite file of the table registry; default `<warehouse>/.hudi-shim/catalog.sqlite`,
             or in memory when there is no warehouse. `":memory:"` keeps it in memory.
-        token: bearer token every `/v1` request must carry (None: no authentication).
+        token: bearer token every `/v1` request must carry (None: no authentication), with access
+            to every table.
+        oauth_clients: OAuth2 clients that may ask `POST /v1/oauth/tokens` for expiring tokens (a
+            clients file's path, or its JSON text; see `catalog.auth.clients`), each limited to its tables.
+        oauth_key: the key tokens are signed with (default `$HUDI_SHIM_OAUTH_KEY`, else a new one
+            at each start: tokens then die with the server). Never logged.
+        oauth_token_seconds: how long an issued token is valid.
         host, port: where `hudi-shim serve` listens (loopback unless told otherwise).
         max_scan_rows, max_scan_bytes, max_scan_seconds: per-scan limits; a scan that exceeds
             one is aborted with an error (time is checked between the batches it reads, also
@@ -75,6 +82,15 @@ class Settings:
         metadata: list tables' files from their metadata tables and prune with its indexes, in
             scans and publications (False: list storage, open footers; a scan request may turn it
             off for itself).
+        vend_credentials: answer `loadTable` requests that ask for vended credentials
+            (`X-Iceberg-Access-Delegation: vended-credentials`) with the keys a reader needs for a
+            table on S3 (`catalog.iceberg.credentials`): from STS `AssumeRole` of `vend_role_arn`
+            (for `vend_seconds`, at `sts_endpoint`, default the table's S3 endpoint), else the
+            table's own storage credentials.
+        hive_metastore: a Hive Metastore (`thrift://host:port`) kept up to date with every table: Iceberg
+            tables in `hive_database`, Hudi's own (as Hive sync registers them) in `hive_sync_database`
+            (None: not registered); on start, on `POST /v1/publish`, on a commit a writer announces
+            (`POST /v1/commits`) and every `hive_metastore_seconds`.
     """
 
     warehouse: str | None = None
@@ -83,6 +99,9 @@ class Settings:
     table_storage_options: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False)
     catalog_db: str | None = None
     token: str | None = None
+    oauth_clients: str | None = field(default=None, repr=False)
+    oauth_key: str | None = field(default=None, repr=False)
+    oauth_token_seconds: float = 3600.0
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     max_scan_rows: int = 100_000_000
@@ -106,6 +125,14 @@ class Settings:
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
     metadata: bool = True
+    vend_credentials: bool = False
+    vend_role_arn: str | None = None
+    vend_seconds: int = 3600
+    sts_endpoint: str | None = None
+    hive_metastore: str | None = None
+    hive_database: str = "default"
+    hive_sync_database: str | None = "hudi"
+    hive_metastore_seconds: float = 60.0
 
     def __post_init__(self) -> None:
         for name in ("max_scan_rows", "max_scan_bytes", "batch_rows", "batch_bytes", "max_request_bytes",
@@ -134,6 +161,23 @@ class Settings:
         if not isinstance(self.max_waiting_scans, int) or self.max_waiting_scans < 0 or not self.scan_wait_seconds >= 0:
             raise InvalidArgumentError("settings max_waiting_scans and scan_wait_seconds must be 0 or more, got "
                                        f"{self.max_waiting_scans!r} and {self.scan_wait_seconds!r}")
+        if not isinstance(self.vend_seconds, int) or not 900 <= self.vend_seconds <= 43200:
+            raise InvalidArgumentError(f"setting vend_seconds must be 900..43200 (what STS grants), got {self.vend_seconds!r}")
+        if self.vend_role_arn is not None and not self.vend_role_arn.startswith("arn:"):
+            raise InvalidArgumentError(f"setting vend_role_arn must be a role's ARN (arn:aws:iam::...), got {self.vend_role_arn!r}")
+        if not self.oauth_token_seconds > 0:
+            raise InvalidArgumentError(f"setting oauth_token_seconds must be positive, got {self.oauth_token_seconds!r}")
+        if self.oauth_key is not None and len(self.oauth_key) < 16:
+            raise InvalidArgumentError("setting oauth_key must be at least 16 characters")
+        if not self.hive_metastore_seconds > 0:
+            raise InvalidArgumentError(
+                f"setting hive_metastore_seconds must be positive, got {self.hive_metastore_seconds!r}")
+        if self.hive_metastore is not None:
+            parse_uri(self.hive_metastore)
+        if self.hive_sync_database is not None and self.hive_sync_database.lower() == self.hive_database.lower():
+            raise InvalidArgumentError(
+                f"settings hive_database and hive_sync_database are both {self.hive_database!r}: Hudi's own tables "
+                "(<table>_ro, <table>_rt) and the Iceberg tables (<table>, <table>_ro) need databases of their own")
         if not 0 <= self.port <= 65535:
             raise InvalidArgumentError(f"setting port must be in 0..65535, got {self.port}")
         if self.token is not None and not self.token.strip():

@@ -29,7 +29,8 @@ from typing import IO
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("shim", "catalog", "engines")
 ROOT_DISTRIBUTIONS = ("pyarrow", "fastavro", "numpy", "fastapi", "uvicorn", "httptools", "uvloop",
-                      "pylance", "datasketches")  # Lance base files, statistics sketches: when installed
+                      "pylance", "datasketches",  # Lance base files, statistics sketches: when installed
+                      "boto3")  # STS credentials vended per table (serve --vend-role-arn), when installed
 APP = "/opt/hudi-shim/app"
 SITE = "/opt/hudi-shim/site-packages"
 PORT = 8080

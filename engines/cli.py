@@ -79,6 +79,18 @@ def _parser() -> argparse.ArgumentParser:
                                        "HUDI_SHIM_TOKEN instead (its default)")
     serve.add_argument("--token-file", help="a file holding the bearer token (default: the file the "
                                           "environment variable HUDI_SHIM_TOKEN_FILE names)")
+    serve.add_argument("--oauth-clients", metavar="FILE",
+                       help="OAuth2 clients that may ask POST /v1/oauth/tokens for expiring tokens limited to their "
+                            "tables (a file `hudi-shim oauth-client` writes; default: the environment variable "
+                            "HUDI_SHIM_OAUTH_CLIENTS, a file's path or the clients' JSON). Sign tokens with "
+                            "HUDI_SHIM_OAUTH_KEY to keep them valid across restarts")
+    serve.add_argument("--oauth-token-seconds", type=float, help="how long an issued token is valid (default: 3600)")
+    serve.add_argument("--vend-credentials", action="store_true",
+                       help="hand Iceberg readers that ask for them (X-Iceberg-Access-Delegation: vended-credentials) "
+                            "the S3 keys of the table they load: short-lived ones from --vend-role-arn, else the table's")
+    serve.add_argument("--vend-role-arn", help="an IAM role STS AssumeRole grants per table, read-only on its files")
+    serve.add_argument("--vend-seconds", type=int, help="how long vended STS credentials last (default: 3600)")
+    serve.add_argument("--sts-endpoint", help="STS's URL (default: the table's S3 endpoint, or AWS's)")
     serve.add_argument("--catalog-db", help="SQLite file of the table registry "
                                             "(default: <warehouse>/.hudi-shim/catalog.sqlite; ':memory:')")
     serve.add_argument("--iceberg-dir", help="folder for the Iceberg REST catalog's metadata and written-out "
@@ -101,6 +113,17 @@ def _parser() -> argparse.ArgumentParser:
                             "client (Presto: iceberg.catalog.type=hadoop, iceberg.catalog.warehouse=file://DIR)")
     serve.add_argument("--hadoop-catalog-seconds", type=float,
                        help="how often the Hadoop catalog folder is brought up to date (default: 10)")
+    serve.add_argument("--hive-metastore", metavar="thrift://HOST:PORT",
+                       help="keep this Hive Metastore up to date: every table's Iceberg views (Trino: "
+                            "iceberg.catalog.type=hive_metastore, Presto: iceberg.catalog.type=hive) and Hudi's own "
+                            "tables as Hive sync registers them; on start, POST /v1/publish, each commit a writer "
+                            "announces (POST /v1/commits) and every --hive-metastore-seconds")
+    serve.add_argument("--hive-database", help="the metastore database of the Iceberg views (default: default)")
+    serve.add_argument("--hive-sync-database",
+                       help="the metastore database of Hudi's own tables, <table>_ro and <table>_rt (default: hudi)")
+    serve.add_argument("--no-hive-sync", action="store_true", help="register no Hudi tables, only the Iceberg views")
+    serve.add_argument("--hive-metastore-seconds", type=float,
+                       help="how often every table's metastore entries are brought up to date (default: 60)")
     serve.add_argument("--max-scan-rows", type=int, help="rows per scan at most")
     serve.add_argument("--max-scan-bytes", type=int, help="Arrow bytes per scan at most")
     serve.add_argument("--max-scan-seconds", type=float,
@@ -117,6 +140,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-metadata", action="store_true",
                        help="list storage and open footers, not the tables' metadata tables")
     serve.set_defaults(run=_serve)
+
+    client = commands.add_parser("oauth-client", help="add an OAuth2 client to a clients file (prints its secret once)")
+    client.add_argument("--file", required=True, help="the clients file (made when missing; serve --oauth-clients)")
+    client.add_argument("client_id", help="the client's id (no ':')")
+    client.add_argument("--tables", help="comma-separated tables or patterns it may read (default: every table)")
+    client.set_defaults(run=_oauth_client)
 
     sql = commands.add_parser("sql", help="run a DuckDB query over the tables (<table>, <table>_ro)")
     where = sql.add_mutually_exclusive_group(required=True)
@@ -241,7 +270,9 @@ def _serve(args: argparse.Namespace) -> int:
                                      "max_waiting_scans", "scan_wait_seconds", "write_timeout_seconds",
                                      "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
                                      "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
-                                     "iceberg_statistics_max_columns")
+                                     "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds",
+                                     "oauth_token_seconds", "iceberg_statistics_max_columns",
+                                     "vend_role_arn", "vend_seconds", "sts_endpoint")
               if (value := getattr(args, key)) is not None}
     if args.token:
         print("hudi-shim: warning: --token shows in the process list (ps); set HUDI_SHIM_TOKEN instead",
@@ -267,12 +298,30 @@ def _serve(args: argparse.Namespace) -> int:
                 return 2
             value = os.environ[value[4:]]
         table_storage_options.setdefault(name, {})[key] = value
+    if args.vend_credentials or args.vend_role_arn:
+        limits["vend_credentials"] = True
+    if args.no_hive_sync:
+        limits["hive_sync_database"] = None
     settings = Settings(warehouse=args.warehouse, tables=tuple(args.table), host=args.host, port=args.port,
                         storage_options=storage_options, table_storage_options=table_storage_options,
                         token=resolve_token(args.token, args.token_file),
+                        oauth_clients=args.oauth_clients or os.environ.get("HUDI_SHIM_OAUTH_CLIENTS") or None,
                         catalog_db=args.catalog_db, iceberg_dir=args.iceberg_dir, metadata=not args.no_metadata,
                         **limits)
     return run(settings)
+
+
+def _oauth_client(args: argparse.Namespace) -> int:
+    from catalog.auth.clients import add_client
+
+    if ":" in args.client_id or not args.client_id:
+        print("hudi-shim: error: a client id is not empty and holds no ':'", file=sys.stderr)
+        return 2
+    tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
+    secret = add_client(args.file, args.client_id, tables)
+    print(f"client {args.client_id} added to {args.file}; its credential (shown once, keep it secret):")
+    print(f"{args.client_id}:{secret}")
+    return 0
 
 
 def _sql(args: argparse.Namespace) -> int:

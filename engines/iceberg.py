@@ -37,18 +37,25 @@ def load_extensions(connection: duckdb.DuckDBPyConnection) -> None:
         connection.execute(f"LOAD '{_quoted(files[0])}'")
 
 
-def attach(url: str, token: str | None = None, *, connection: duckdb.DuckDBPyConnection | None = None,
-           alias: str = "shim") -> duckdb.DuckDBPyConnection:
+def attach(url: str, token: str | None = None, *, credential: str | None = None,
+           connection: duckdb.DuckDBPyConnection | None = None, alias: str = "shim") -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the shim server at `url` attached as Iceberg catalog `alias`:
     tables `alias.default.<table>` (snapshot) and `alias.default.<table>_ro` (read-optimized).
-    Without `token`, the environment's (`HUDI_SHIM_TOKEN`, `HUDI_SHIM_TOKEN_FILE`) is sent."""
+    `token`: the server's static token (without it, the environment's: `HUDI_SHIM_TOKEN`,
+    `HUDI_SHIM_TOKEN_FILE`); or `credential` (`client_id:secret`): an OAuth2 client, for which
+    DuckDB asks the server's token endpoint for tokens itself."""
     if not alias or set(alias.lower()) - _ALIAS_CHARS or alias[0].isdigit():
         raise InvalidArgumentError(f"invalid catalog alias {alias!r}: use letters, digits and '_'")
     con = connection if connection is not None else duckdb.connect()
     load_extensions(con)
     endpoint = url.rstrip("/") + "/iceberg"
-    token = resolve_token(token)
-    if token is None:
+    if credential is not None:
+        client_id, _, client_secret = credential.partition(":")
+        secret = f"{alias}_iceberg_client"
+        con.execute(f"CREATE OR REPLACE SECRET {secret} (TYPE iceberg, CLIENT_ID '{_quoted(client_id)}', "
+                    f"CLIENT_SECRET '{_quoted(client_secret)}', OAUTH2_SERVER_URI '{_quoted(endpoint)}/v1/oauth/tokens')")
+        options = f"SECRET {secret}"
+    elif (token := resolve_token(token)) is None:
         options = "AUTHORIZATION_TYPE 'none'"
     else:
         secret = f"{alias}_iceberg_token"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from engines.hms import MetastoreServer
 from engines.s3server import CLIENT_ENVIRONMENT, S3Server, start_moto, start_s3proxy
 
 REPO = Path(__file__).resolve().parent.parent
@@ -91,3 +93,62 @@ def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetastoreServer]:
+    """A real Hive Metastore (Apache Hive's standalone metastore from Maven Central): a container
+    where Docker runs, else a process. 3.1.3, which Presto 0.287 and Trino 476 both read (Presto
+    calls `get_table`, which 4.0 removed)."""
+    from tests.engines.trino.enginekit import runner
+    from tests.hmskit import metastore_server
+
+    with metastore_server(tmp_path_factory.mktemp("hive-metastore"), how=runner(), version="3.1.3") as server:
+        yield server
+
+
+#: Real Hudi tables the vending catalog keeps on moto's S3.
+VENDED_TABLES = ("trips__mor__avro__v8_trips_8i3u1d", "sample__cow__v8_simplekeygen_nonhivestyle")
+VENDED_ROLE = "arn:aws:iam::123456789012:role/hudi-shim-reader"
+#: How long the vending catalog's OAuth2 tokens live: short, so that clients must renew their own.
+VENDED_TOKEN_SECONDS = 30.0
+
+
+@dataclass
+class VendedCatalog:
+    """A catalog on moto's S3 (which has STS) that vends STS credentials per table to OAuth2 clients.
+
+    Attributes:
+        url: the server.
+        credentials: client id -> `id:secret` (`reader`: every table; `scoped`: the first of
+            `VENDED_TABLES` only).
+        store: the S3 server.
+        tables: the same tables kept locally, for the shim's own reads.
+    """
+
+    url: str
+    credentials: dict[str, str]
+    store: S3Server
+    tables: dict[str, Path]
+
+
+@pytest.fixture(scope="session")
+def vended_catalog(moto_s3: S3Server, shared_tables: dict[str, Path],
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[VendedCatalog]:
+    import pyarrow.fs as pafs
+
+    from catalog.auth.clients import add_client
+    from catalog.server import running
+    from catalog.settings import Settings
+
+    system = pafs.S3FileSystem(**moto_s3.storage_options())
+    for name in VENDED_TABLES:
+        pafs.copy_files(str(shared_tables[name]), f"lake/vended-wh/{name}", destination_filesystem=system)
+    clients = tmp_path_factory.mktemp("vended") / "clients.json"
+    credentials = {"reader": f"reader:{add_client(clients, 'reader')}",
+                   "scoped": f"scoped:{add_client(clients, 'scoped', [VENDED_TABLES[0]])}"}
+    settings = Settings(warehouse="s3://lake/vended-wh", storage_options=moto_s3.storage_options(),
+                        catalog_db=":memory:", oauth_clients=str(clients), oauth_token_seconds=VENDED_TOKEN_SECONDS,
+                        vend_credentials=True, vend_role_arn=VENDED_ROLE, vend_seconds=900)
+    with running(settings) as live:
+        yield VendedCatalog(live.url, credentials, moto_s3, {n: shared_tables[n] for n in VENDED_TABLES})

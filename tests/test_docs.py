@@ -153,7 +153,13 @@ def test_a_failing_snippet_names_its_file_and_line(tmp_path):
 
 def test_every_catalog_file_is_one_the_suites_engines_read(tmp_path):
     """A `properties` block is what `engines.trino.catalogs` writes for the engines the tests run."""
-    from engines.trino.catalogs import iceberg_hadoop, iceberg_rest, presto_s3_files, s3_files
+    from engines.trino.catalogs import (
+        iceberg_hadoop,
+        iceberg_metastore,
+        iceberg_rest,
+        presto_s3_files,
+        s3_files,
+    )
 
     places = docskit.Places(root=tmp_path, catalog_port=18080, s3_endpoint="http://127.0.0.1:19000",
                             token="tok", access_key="ak", secret_key="sk")
@@ -161,7 +167,10 @@ def test_every_catalog_file_is_one_the_suites_engines_read(tmp_path):
     read = [iceberg_rest("trino", rest, token="tok"),
             iceberg_rest("trino", rest, token="tok", s3=s3_files(places.s3_endpoint, "ak", "sk")),
             iceberg_hadoop("presto", str(tmp_path / "presto-catalog")),
-            iceberg_hadoop("presto", "s3://lake/presto-hadoop", s3=presto_s3_files(places.s3_endpoint, "ak", "sk"))]
+            iceberg_hadoop("presto", "s3://lake/presto-hadoop", s3=presto_s3_files(places.s3_endpoint, "ak", "sk")),
+            iceberg_metastore("trino", "thrift://127.0.0.1:9083"), iceberg_metastore("presto", "thrift://127.0.0.1:9083"),
+            iceberg_rest("trino", rest, credential="trino:<secret>", vended_credentials=True,
+                         s3=s3_files(places.s3_endpoint))]
     found = [s for s in docskit.snippets() if s.language == "properties"]
     assert len(found) >= 4
     for snippet in found:

@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 
 from catalog.errors import failure_text
-from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
+from catalog.iceberg.names import NAMESPACE, RO_SUFFIX, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher, Readers
 from shim.errors import HudiShimError
 from shim.storage import Storage, resolve_table_path
@@ -62,20 +62,31 @@ class HadoopCatalogFolder:
             done = Refreshed()
             names = iceberg_names(self.publisher.catalog)
             for name in names:
-                try:
-                    table, view = resolve(self.publisher.catalog, name)
-                    published = self.publisher.publish(table, view, self.readers)
-                    changed = self._write_version(name, published.metadata)
-                except Exception as exc:  # one table that cannot be published never costs the others
-                    if isinstance(exc, HudiShimError):
-                        log.warning("Hadoop catalog: %s keeps its previous version: %s", name, exc)
-                    else:
-                        log.error("Hadoop catalog: %s keeps its previous version", name, exc_info=exc)
-                    done.failed[name] = failure_text(exc)
-                    continue
-                (done.updated if changed else done.unchanged).append(name)
+                self._refresh_one(name, done)
             done.removed = self._remove_others(set(names))
             return done
+
+    def refresh_table(self, name: str) -> Refreshed:
+        """Write new versions of the registered table `name`'s Iceberg tables (after its commit)."""
+        with self._lock:
+            done = Refreshed()
+            for iceberg_name in (name, name + RO_SUFFIX):
+                self._refresh_one(iceberg_name, done)
+            return done
+
+    def _refresh_one(self, name: str, done: Refreshed) -> None:
+        try:
+            table, view = resolve(self.publisher.catalog, name)
+            published = self.publisher.publish(table, view, self.readers)
+            changed = self._write_version(name, published.metadata)
+        except Exception as exc:  # one table that cannot be published never costs the others
+            if isinstance(exc, HudiShimError):
+                log.warning("Hadoop catalog: %s keeps its previous version: %s", name, exc)
+            else:
+                log.error("Hadoop catalog: %s keeps its previous version", name, exc_info=exc)
+            done.failed[name] = failure_text(exc)
+            return
+        (done.updated if changed else done.unchanged).append(name)
 
     def _write_version(self, name: str, metadata: dict) -> bool:
         folder = os.path.join(self.namespace_folder(), name, "metadata")

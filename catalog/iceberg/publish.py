@@ -69,6 +69,8 @@ from shim.timeline.instant import instant_key
 FORMAT_VERSION = 2
 #: Changes when what manifests say of the same files changes (a new version is published then).
 MANIFEST_VERSION = "metrics-3"
+#: Changes when what the metadata says beside the files changes (its location, its properties).
+METADATA_VERSION = "location-gc-1"
 #: Tables with more top-level columns than this get no distinct-value statistics by default.
 DEFAULT_STATISTICS_MAX_COLUMNS = 200
 EXPIRE_EVERY_SECONDS = 60.0
@@ -258,7 +260,7 @@ class IcebergPublisher:
             if schema not in schemas:
                 schemas.append(schema)
             schema_ids.append(schemas.index(schema))
-        content = json.dumps([MANIFEST_VERSION, schemas, versions.mapping, versions.spec.to_json(),
+        content = json.dumps([MANIFEST_VERSION, METADATA_VERSION, schemas, versions.mapping, versions.spec.to_json(),
                               [[(f.path, f.size, f.content, f.partition_path) for f in snapshot.files]
                                for snapshot in versions.snapshots],
                               [snapshot.scan.read_instant for snapshot in versions.snapshots],
@@ -266,7 +268,9 @@ class IcebergPublisher:
                              sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
-        metadata_path = os.path.join(folder, f"{digest}.metadata.json")
+        # `<version>-<id>.metadata.json`, as Iceberg names them: Trino's metastore catalogs parse
+        # the version from the name and refuse any other (the content digest keeps it unique)
+        metadata_path = os.path.join(folder, f"00000-{digest}.metadata.json")
         out = self.storage
         if out.exists(metadata_path):
             out.touch(metadata_path)  # published again: a version in use is never expired
@@ -295,11 +299,15 @@ class IcebergPublisher:
             "hudi-shim.instant": latest.scan.read_instant or "",
             "hudi-shim.files-in-place": str(sum(p.base_path is not None for p in latest.layout.placements)),
             "hudi-shim.slices-written": str(sum(p.base_path is None for p in latest.layout.placements)),
+            # The data files are Hudi's: a reader's DROP TABLE or snapshot expiry must never delete them
+            "gc.enabled": "false",
         }
         metadata = {
             "format-version": FORMAT_VERSION,
             "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{file_uri(table_path)}#{readers.folder(view)}")),
-            "location": file_uri(table_path),
+            # where this view's metadata lives, not the Hudi table: an engine that drops the table
+            # through a metastore (Trino removes the table's location) or writes to it stays out of Hudi's folder
+            "location": file_uri(os.path.dirname(folder)),
             "last-sequence-number": len(entries),
             "last-updated-ms": current["timestamp-ms"],
             "last-column-id": max([mapped_ids(versions.mapping)]

@@ -14,21 +14,25 @@ accepted and ignored: one page holds every table, and a table has one snapshot.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from catalog.errors import failure_text, redact_paths
-from catalog.iceberg.hadoop import HadoopCatalogFolder
+from catalog.errors import redact_paths
+from catalog.iceberg.credentials import CredentialVendor
 from catalog.iceberg.names import NAMESPACE, iceberg_names, resolve
 from catalog.iceberg.publish import IcebergPublisher
 from catalog.models import ErrorBody
-from catalog.routes import require_token
+from catalog.publication import Publication, Published
+from catalog.routes import allow_everything, allow_table, principal_of, require_token
 from catalog.service import Catalog
-from shim.errors import HudiShimError, TableNotFoundError
+from shim.errors import TableNotFoundError
 
 log = logging.getLogger(__name__)
+#: The header by which a client asks for storage credentials, and the value that asks.
+DELEGATION_HEADER, VENDED = "x-iceberg-access-delegation", "vended-credentials"
 
 SUPPORTED = (
     "GET /v1/{prefix}/namespaces",
@@ -68,6 +72,13 @@ class TableIdentifiers(BaseModel):
     identifiers: list[TableIdentifier]
 
 
+class StorageCredential(BaseModel):
+    """Storage configuration for the files under a prefix (vended credentials)."""
+
+    prefix: str
+    config: dict[str, str]
+
+
 class LoadTableResult(BaseModel):
     """Where the table's metadata file is, and its content (Iceberg table metadata, format v2)."""
 
@@ -76,10 +87,12 @@ class LoadTableResult(BaseModel):
     metadata_location: str = Field(alias="metadata-location")
     metadata: dict[str, Any]
     config: dict[str, str]
+    storage_credentials: list[StorageCredential] | None = Field(default=None, alias="storage-credentials")
 
 
 router = APIRouter(prefix="/iceberg/v1", tags=["iceberg"], dependencies=[Depends(require_token)],
-                   responses={401: {"model": ErrorBody, "description": "missing or wrong token"},
+                   responses={401: {"model": ErrorBody, "description": "missing, wrong or expired token"},
+                              403: {"model": ErrorBody, "description": "the token's client may not read that table"},
                               404: {"model": ErrorBody, "description": "no such namespace or table"}})
 
 
@@ -124,60 +137,113 @@ def namespace_exists(namespace: str) -> Response:
             summary="Iceberg REST: list tables")
 def list_tables(request: Request, namespace: str) -> TableIdentifiers:
     _check_namespace(namespace)
+    principal = principal_of(request)
     return TableIdentifiers(identifiers=[TableIdentifier(namespace=[NAMESPACE], name=name)
-                                         for name in iceberg_names(_catalog(request))])
+                                         for name in iceberg_names(_catalog(request)) if principal.may_read(name)])
 
 
-@router.get("/namespaces/{namespace}/tables/{table}", response_model=LoadTableResult, response_model_by_alias=True,
+@router.get("/namespaces/{namespace}/tables/{table}", response_model=LoadTableResult, response_model_by_alias=True, response_model_exclude_none=True,
             summary="Iceberg REST: load a table (metadata published for its latest instant)",
             responses={409: {"model": ErrorBody, "description": "the table uses a feature that cannot be published"}})
 def load_table(request: Request, namespace: str, table: str) -> LoadTableResult:
     _check_namespace(namespace)
-    name, view = resolve(_catalog(request), table)
-    published = _publisher(request).publish(name, view)
-    return LoadTableResult.model_validate({"metadata-location": published.metadata_location,
-                                           "metadata": published.metadata, "config": {}})
+    allow_table(request, table)
+    catalog = _catalog(request)
+    name, view = resolve(catalog, table)
+    publisher = _publisher(request)
+    published = publisher.publish(name, view)
+    answer: dict[str, Any] = {"metadata-location": published.metadata_location, "metadata": published.metadata,
+                              "config": {}}
+    vendor: CredentialVendor | None = request.app.state.vendor
+    if vendor is not None and VENDED in request.headers.get(DELEGATION_HEADER, "").lower():
+        entry = catalog.handle(name).entry
+        # the table's files and the published metadata and slices: readers scope credentials by prefix
+        prefixes = [entry.path, os.path.join(publisher.folder, name)]
+        config = vendor.config(name, catalog.table_storage(entry), prefixes)
+        if config:
+            answer["config"] = config
+            answer["storage-credentials"] = [{"prefix": prefix, "config": config} for prefix in prefixes]
+    return LoadTableResult.model_validate(answer)
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204, summary="Iceberg REST: table exists")
 def table_exists(request: Request, namespace: str, table: str) -> Response:
     _check_namespace(namespace)
+    allow_table(request, table)
     resolve(_catalog(request), table)
     return Response(status_code=204)
 
 
+class MetastoreReport(BaseModel):
+    """What a publication did in the Hive Metastore."""
+
+    uri: str = Field(description="the metastore")
+    written: list[str] = Field(description="metastore tables (database.table) created or changed")
+    unchanged: list[str] = Field(description="metastore tables already up to date")
+    removed: list[str] = Field(description="metastore tables of tables no longer registered, dropped")
+
+
 class PublishReport(BaseModel):
-    """What `POST /v1/publish` did."""
+    """What `POST /v1/publish` (or `POST /v1/commits`) did."""
 
     published: list[str] = Field(description="Iceberg tables published (both views of every table)")
     updated: list[str] = Field(description="tables given a new version in the Hadoop catalog folder")
     removed: list[str] = Field(description="tables removed from the Hadoop catalog folder")
     failed: dict[str, str] = Field(description="tables that could not be published, and why")
     hadoop_catalog: str | None = Field(description="the Hadoop catalog folder kept, if any")
+    hive_metastore: MetastoreReport | None = Field(default=None, description="what the Hive Metastore was told, if one is kept")
+
+
+class CommitMessage(BaseModel):
+    """Hudi's HTTP commit callback message (`hoodie.write.commit.callback.http.url`); other
+    fields it carries (write stats, extra metadata) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    commitTime: str = Field(max_length=64, description="the commit's instant")
+    tableName: str | None = Field(default=None, max_length=256, description="hoodie.table.name")
+    basePath: str = Field(max_length=4096, description="the table's folder, as the writer names it")
 
 
 publish_router = APIRouter(prefix="/v1", tags=["iceberg"], dependencies=[Depends(require_token)],
-                           responses={401: {"model": ErrorBody, "description": "missing or wrong token"}})
+                           responses={400: {"model": ErrorBody, "description": "the body is not JSON"},
+                                      401: {"model": ErrorBody, "description": "missing, wrong or expired token"},
+                                      403: {"model": ErrorBody, "description": "the token's client may not publish "
+                                                                               "that table (or every table)"}})
+
+
+def _publication(request: Request) -> Publication:
+    publication: Publication = request.app.state.publication
+    return publication
 
 
 @publish_router.post("/publish", response_model=PublishReport,
-                     summary="Publish every table's Iceberg views now (and bring the Hadoop catalog folder up to date)")
+                     summary="Publish every table's Iceberg views now (the Hadoop catalog folder and the Hive "
+                             "Metastore brought up to date)")
 def publish_all(request: Request) -> PublishReport:
+    allow_everything(request, "publish every table")
+    return _report(request, _publication(request).all())
+
+
+@publish_router.post("/commits", response_model=PublishReport,
+                     summary="A writer's commit: publish that table now, everywhere (Hudi's HTTP commit callback)",
+                     responses={404: {"model": ErrorBody, "description": "no registered table at basePath"}})
+def commit_made(request: Request, message: CommitMessage) -> PublishReport:
+    publication = _publication(request)
+    entry = publication.table_at(message.basePath, message.tableName)
+    allow_table(request, entry.name)
+    log.info("commit %s of %s announced: publishing it", message.commitTime, entry.name)
+    return _report(request, publication.table(entry.name))
+
+
+def _report(request: Request, done: Published) -> PublishReport:
     catalog = _catalog(request)
-    catalog.discover()  # tables added under the warehouse since it was last searched
-    hadoop: HadoopCatalogFolder | None = request.app.state.hadoop
-    if hadoop is not None:
-        done = hadoop.refresh()
-        return PublishReport(published=done.updated + done.unchanged, updated=done.updated, removed=done.removed,
-                             failed={name: redact_paths(catalog, message) for name, message in done.failed.items()},
-                             hadoop_catalog=redact_paths(catalog, hadoop.folder))
-    published, failed = [], {}
-    for name in iceberg_names(catalog):
-        try:
-            _publisher(request).publish(*resolve(catalog, name))
-            published.append(name)
-        except Exception as exc:  # one table that cannot be published never costs the others
-            if not isinstance(exc, HudiShimError):
-                log.error("publishing %s failed", name, exc_info=exc)
-            failed[name] = redact_paths(catalog, failure_text(exc))
-    return PublishReport(published=published, updated=[], removed=[], failed=failed, hadoop_catalog=None)
+    publication = _publication(request)
+    hadoop = publication.hadoop
+    hive = None if done.metastore is None or publication.hive is None else MetastoreReport(
+        uri=publication.hive.uri, written=done.metastore.written, unchanged=done.metastore.unchanged,
+        removed=done.metastore.removed)
+    return PublishReport(published=done.published, updated=done.updated, removed=done.removed,
+                         failed={name: redact_paths(catalog, message) for name, message in done.failed.items()},
+                         hadoop_catalog=None if hadoop is None else redact_paths(catalog, hadoop.folder),
+                         hive_metastore=hive)

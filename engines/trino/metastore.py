@@ -28,78 +28,25 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import pyarrow as pa
-
 import shim
+from catalog.hive.columns import (
+    INPUT_FORMAT,
+    PARQUET_OUTPUT_FORMAT,
+    PARQUET_SERDE,
+    REALTIME_INPUT_FORMAT,
+    HiveColumn,
+    hive_partitions,
+    sync_columns,
+)
 from engines.trino.distribution import DISTRIBUTIONS
 from shim.errors import UnsupportedFeatureError
-from shim.layout.partitions import list_partitions, partition_values
 
-INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
-REALTIME_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"
-PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
-PARQUET_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
-#: Hudi's meta columns, which Hive sync puts first in every table it registers.
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                "_hoodie_file_name")
-#: Hive's name for a partition whose value is null.
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 OWNER = "hudi-shim"
 
 View = Literal["snapshot", "read_optimized"]
-
-
-@dataclass(frozen=True, slots=True)
-class HiveColumn:
-    """A column as the metastore keeps it: its name and Hive type (`struct<a:int,b:string>`)."""
-
-    name: str
-    type: str
-
-
-def hive_type(data_type: pa.DataType) -> str:
-    """The Hive type Hive sync registers for an Arrow type."""
-    simple = {pa.string(): "string", pa.large_string(): "string", pa.int8(): "tinyint", pa.int16(): "smallint",
-              pa.int32(): "int", pa.int64(): "bigint", pa.float32(): "float", pa.float64(): "double",
-              pa.bool_(): "boolean", pa.binary(): "binary", pa.large_binary(): "binary", pa.date32(): "date"}
-    if data_type in simple:
-        return simple[data_type]
-    if pa.types.is_decimal(data_type):
-        return f"decimal({data_type.precision},{data_type.scale})"
-    if pa.types.is_timestamp(data_type):
-        return "timestamp"
-    if pa.types.is_fixed_size_binary(data_type):
-        return "binary"
-    if pa.types.is_struct(data_type):
-        members = ",".join(f"{f.name.lower()}:{hive_type(f.type)}" for f in data_type)
-        return f"struct<{members}>"
-    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
-        return f"array<{hive_type(data_type.value_type)}>"
-    if pa.types.is_map(data_type):
-        return f"map<{hive_type(data_type.key_type)},{hive_type(data_type.item_type)}>"
-    raise UnsupportedFeatureError(f"no Hive type for {data_type}", feature="hive-type")
-
-
-def sync_columns(table: shim.Table, *, meta_columns: bool = True) -> tuple[list[HiveColumn], list[HiveColumn]]:
-    """(data columns, partition columns) of `table` as Hive sync registers them from its current
-    schema: names lower-cased, the partition columns out of the data columns, Hudi's meta columns
-    first (when the table writes them and `meta_columns` is on)."""
-    schema = table.schema()
-    partition_names = table.config.partition_fields
-    by_name = {field.name: field for field in schema}
-    missing = [name for name in partition_names if name not in by_name]
-    if missing:
-        raise UnsupportedFeatureError(f"{table.path}: partition field {missing[0]!r} is not a column of the table",
-                                      feature="derived-partition-field", path=table.path)
-    data = [HiveColumn(name, "string") for name in META_COLUMNS] if meta_columns and table.config.populate_meta_fields \
-        else []
-    data += [HiveColumn(f.name.lower(), hive_type(f.type)) for f in schema if f.name not in partition_names]
-    partitions = [HiveColumn(name.lower(), hive_type(by_name[name].type)) for name in partition_names]
-    return data, partitions
 
 
 def register_table(metastore: Path, flavor: str, table_path: str | os.PathLike[str], name: str, *,
@@ -137,24 +84,9 @@ def register_table(metastore: Path, flavor: str, table_path: str | os.PathLike[s
     layout.write(table_dir / layout.suffix, layout.table(data, partition_columns, layout.uri(location), input_format))
     if not partition_columns:
         return
-    for relative in list_partitions(table.storage, table.config):
-        values = partition_values(relative, table.config)
-        if values is None:
-            raise UnsupportedFeatureError(
-                f"{table.path}: partition path {relative!r} does not spell the values of "
-                f"{', '.join(table.config.partition_fields)}", feature="partition-path", path=table.path)
-        spelled = [DEFAULT_PARTITION if values[field] is None else str(values[field])
-                   for field in table.config.partition_fields]
-        partition_name = "/".join(f"{column.name}={_escape(value)}"
-                                  for column, value in zip(partition_columns, spelled, strict=True))
-        layout.write(table_dir / partition_name / layout.suffix,
-                     layout.partition(data, layout.uri(location / relative), input_format))
-
-
-def _escape(value: str) -> str:
-    """A partition value as Hive spells it in a partition name (`FileUtils.escapePathName`)."""
-    special = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(1, 32)}
-    return "".join(f"%{ord(c):02X}" if c in special else c for c in value)
+    for partition in hive_partitions(table, partition_columns):
+        layout.write(table_dir / partition.name / layout.suffix,
+                     layout.partition(data, layout.uri(location / partition.relative), input_format))
 
 
 class _Layout:

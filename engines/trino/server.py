@@ -113,10 +113,25 @@ def start_process(distribution: Distribution, catalogs: Mapping[str, Mapping[str
                   startup_seconds: float = STARTUP_SECONDS) -> EngineServer:
     """Start the server as a child process, its configuration and data under `folder`; returns
     once it accepts queries."""
+    server, alive = launch(distribution, catalogs, folder=folder, port=port or free_port(), heap=heap,
+                           query_memory=query_memory)
+    try:
+        wait_until_ready(server, startup_seconds, alive=alive)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def launch(distribution: Distribution, catalogs: Mapping[str, Mapping[str, str]], *, folder: Path, port: int,
+           heap: str, query_memory: str, role: str = "single",
+           coordinator_port: int | None = None) -> tuple[EngineServer, Callable[[], bool]]:
+    """Start a server process (`role` as `configuration.server_properties` takes it) without
+    waiting for it; returns it and whether its process still runs."""
     install_path = install(distribution)
     java = java_home(distribution) / "bin" / "java"
-    port = port or free_port()
-    etc = write_etc(folder / "etc", distribution, port, catalogs, query_memory=query_memory)
+    etc = write_etc(folder / "etc", distribution, port, catalogs, query_memory=query_memory, role=role,
+                    coordinator_port=coordinator_port)
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     command = ServerLayout(str(java), str(install_path), str(etc)).command(distribution,
@@ -135,13 +150,7 @@ def start_process(distribution: Distribution, catalogs: Mapping[str, Mapping[str
                 process.kill()
                 process.wait()
 
-    server = EngineServer(distribution, port, log_path, stop)
-    try:
-        wait_until_ready(server, startup_seconds, alive=lambda: process.poll() is None)
-    except BaseException:
-        server.stop()
-        raise
-    return server
+    return EngineServer(distribution, port, log_path, stop), lambda: process.poll() is None
 
 
 def wait_until_ready(server: EngineServer, seconds: float, alive: Callable[[], bool] = lambda: True) -> None:

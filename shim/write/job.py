@@ -20,7 +20,7 @@ import pyarrow as pa
 from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import TableConfig, TableType, read_table_config
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
-from shim.storage import Storage, split_storage_options, storage_for
+from shim.storage import Storage, as_uri, split_storage_options, storage_for
 from shim.table import Table
 from shim.timeline.instant import Action
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
@@ -251,6 +251,8 @@ def commit_write(plan: WritePlan) -> CommitRecord:
     record = CommitRecord(writes, plan.operation.metadata_name, commit_extra_metadata(plan), replaced)
     complete(plan.txn, plan.config, record)
     run_table_services(plan.storage, plan.config, plan.options, plan.instant)
+    if plan.options.callback is not None:
+        plan.options.callback.send(plan.instant, plan.options.table_name, as_uri(plan.storage.root))
     return record
 
 

@@ -25,6 +25,7 @@ from shim.errors import InvalidArgumentError, UnsupportedFeatureError
 from shim.keys.partition_scheme import PartitionScheme
 from shim.properties import TableConfig, TableType
 from shim.schema import META_FIELD_NAMES
+from shim.write.callback import CommitCallback
 from shim.write.option_values import fields, flag, integer, text
 from shim.write.parquet_settings import CODECS, DEFAULT_BLOCK_SIZE, DEFAULT_PARQUET, ParquetSettings
 from shim.write.partitioning import (
@@ -171,6 +172,8 @@ class WriteOptions:
     drop_partition_columns: bool = False
     """Keep partition columns out of data files and the schema (`hoodie.datasource.write.drop.partition.columns`):
     readers take them from the folder names, as strings."""
+    callback: CommitCallback | None = None
+    """Announce each completed commit with Hudi's HTTP commit callback (`hoodie.write.commit.callback.*`)."""
     partitions_to_delete: tuple[str, ...] = ()
     """delete_partition: the partition paths (`*` matches any characters) whose file groups it
     replaces; none given: the partitions of the rows written."""
@@ -204,6 +207,7 @@ class WriteOptions:
             "log_block_format": _log_block_format(options),
             "record_positions": flag(options, RECORD_POSITIONS, False),
             "inline_compaction": inline_compaction(options),
+            "callback": CommitCallback.parse(options),
         }
         if existing is not None:
             merged = dataclasses.replace(_merge_with_table(options, operation, columns, existing), **per_write)

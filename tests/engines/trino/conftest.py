@@ -5,9 +5,12 @@ of tables Apache Hudi 1.2 writes with partial updates (`oracle_<recipe>`).
 Trino reads the catalog's Iceberg REST endpoint with the server's token (catalog `hudi`) and
 with a wrong one (catalog `wrong`); Presto 0.287 reads the Hadoop catalog folder the server
 keeps (catalog `hudi`), brought up to date by `POST /v1/publish` before it is queried. Both
-also have their own Hudi connector (catalog `native`) over a file-based Hive metastore folder
-each (`Stack.metastores`), where tests register the tables they show it reading wrong, and a
-catalog that reads those tables matching columns by position (`native_by_position`).
+read the Iceberg tables the server keeps in a real Hive Metastore (catalog `hms`, the session's
+`hive_metastore`) and Hudi's own tables synced there with their own Hudi connector
+(`hms_hudi`, schema `hudi`). Both also have their own Hudi connector (catalog `native`) over a
+file-based Hive metastore folder each (`Stack.metastores`), where tests register the tables
+they show it reading wrong, and a catalog that reads those tables matching columns by position
+(`native_by_position`).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from typing import Any
 
 import pytest
 
+from engines.hms import MetastoreServer
 from engines.trino import PRESTO, TRINO, EngineServer
-from engines.trino.catalogs import hudi_connector, iceberg_hadoop, iceberg_rest
+from engines.trino.catalogs import hudi_connector, iceberg_hadoop, iceberg_metastore, iceberg_rest
 from tests.engines.trino import evolvedkit
 from tests.engines.trino.enginekit import Catalog, catalog_server, engine_server, runner
 
@@ -77,12 +81,12 @@ def _lance_tables(request: pytest.FixtureRequest) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def stack(engine_warehouse: Path) -> Iterator[Stack]:
+def stack(engine_warehouse: Path, hive_metastore: MetastoreServer) -> Iterator[Stack]:
     how = runner()
     root = engine_warehouse.parent
     published = root / "published"
     published.mkdir(exist_ok=True)
-    with catalog_server(engine_warehouse, published, TOKEN, how=how) as catalog:
+    with catalog_server(engine_warehouse, published, TOKEN, how=how, hive_metastore=hive_metastore.uri) as catalog:
         catalog.publish()
         iceberg_uri = f"{catalog.url}/iceberg"
         metastores = {flavor: root / "metastore" / flavor for flavor in ("trino", "presto")}
@@ -91,8 +95,12 @@ def stack(engine_warehouse: Path) -> Iterator[Stack]:
         trino_catalogs = {"hudi": iceberg_rest("trino", iceberg_uri, token=TOKEN),
                           "wrong": iceberg_rest("trino", iceberg_uri, token="not-" + TOKEN),
                           "native": hudi_connector("trino", str(metastores["trino"])),
-                          "native_by_position": hudi_connector("trino", str(metastores["trino"]), by_position=True)}
+                          "native_by_position": hudi_connector("trino", str(metastores["trino"]), by_position=True),
+                          "hms": iceberg_metastore("trino", hive_metastore.uri),
+                          "hms_hudi": hudi_connector("trino", hive_metastore.uri)}
         presto_catalogs = {"hudi": iceberg_hadoop("presto", str(published / "hadoop")),
+                           "hms": iceberg_metastore("presto", hive_metastore.uri),
+                           "hms_hudi": hudi_connector("presto", hive_metastore.uri),
                            "native": hudi_connector("presto", str(metastores["presto"])),
                            "native_by_position": hudi_connector("presto", str(metastores["presto"]), by_position=True)}
         readable = [engine_warehouse, published, root / "metastore"]

@@ -33,6 +33,8 @@ from tests.conftest import REPO
 from tests.dockerkit import docker_unavailable
 
 HEAP = "2G"
+#: How a container in a network of its own names the host (Docker's `host-gateway`).
+HOST_ALIAS = "host.docker.internal"
 
 
 def runner() -> str:
@@ -68,12 +70,14 @@ class Catalog:
 
 
 @contextmanager
-def catalog_server(warehouse: Path, published: Path, token: str, *, how: str) -> Iterator[Catalog]:
+def catalog_server(warehouse: Path, published: Path, token: str, *, how: str,
+                   hive_metastore: str | None = None) -> Iterator[Catalog]:
     """`hudi-shim serve` over `warehouse`, its Iceberg files and Hadoop catalog folder under
-    `published` (iceberg/, hadoop/), in a container or in this process."""
+    `published` (iceberg/, hadoop/), keeping `hive_metastore` (if any) up to date, in a container
+    or in this process."""
     settings = Settings(warehouse=str(warehouse), catalog_db=":memory:", token=token,
                         iceberg_dir=str(published / "iceberg"), hadoop_catalog_dir=str(published / "hadoop"),
-                        hadoop_catalog_seconds=3600.0)
+                        hadoop_catalog_seconds=3600.0, hive_metastore=hive_metastore, hive_metastore_seconds=3600.0)
     if how == "process":
         with running(settings) as live:
             yield Catalog(live.url, token)
@@ -91,7 +95,9 @@ def catalog_server(warehouse: Path, published: Path, token: str, *, how: str) ->
                                 "--catalog-db", ":memory:", "--token", token,
                                 "--iceberg-dir", settings.iceberg_location(),
                                 "--hadoop-catalog-dir", str(published / "hadoop"),
-                                "--hadoop-catalog-seconds", "3600"]))
+                                "--hadoop-catalog-seconds", "3600"]
+                               + (["--hive-metastore", hive_metastore, "--hive-metastore-seconds", "3600"]
+                                  if hive_metastore else [])))
     with container:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 120
@@ -128,11 +134,15 @@ def engine_server(distribution: Distribution, catalogs: Mapping[str, Mapping[str
     port = free_port()
     inside = layout(distribution)
     isolated = own_network(distribution)
+    if isolated:  # the host's services (a Hive Metastore) are reached through the host's gateway
+        catalogs = {name: {key: value.replace(f"thrift://{LOOPBACK}:", f"thrift://{HOST_ALIAS}:")
+                           for key, value in properties.items()} for name, properties in catalogs.items()}
     etc = write_etc(folder / "etc", distribution, port, catalogs, bind="0.0.0.0" if isolated else LOOPBACK)
     container = (DockerContainer(image).with_volume_mapping(str(etc), inside.etc, "ro")
                  .with_command(inside.command(distribution, jvm_options(distribution, HEAP))))
     if isolated:
         container.ports[f"{port}/tcp"] = (LOOPBACK, port)  # type: ignore[assignment]  # published on loopback only
+        container = container.with_kwargs(extra_hosts={HOST_ALIAS: "host-gateway"})
     else:
         container = container.with_kwargs(network_mode="host")
     for path in readable:

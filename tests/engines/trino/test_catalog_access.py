@@ -1,6 +1,8 @@
 """What the engines see of the catalog besides the rows: a wrong token fails with a clear error
 and no rows; a new commit shows at once in Trino (REST) and in Presto once the Hadoop catalog
-folder is brought up to date; an inflight write never shows."""
+folder is brought up to date; an inflight write never shows. Through the Hive Metastore, a
+commit whose writer announces it (Hudi's HTTP commit callback) shows in both at the next query,
+with no publication asked for and no timer."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import pytest
 
 import shim
 from engines.trino import EngineError
+from tests.engines.trino.conftest import TOKEN
 from tests.engines.trino.rowkit import arrow_rows, engine_rows
 from tests.tablekit import TinyTable
+from tests.writekit import write
 
 
 def test_trino_with_a_wrong_token_gets_a_clear_error_and_no_rows(stack):
@@ -58,3 +62,18 @@ def test_a_new_table_and_its_next_commits_show_and_inflight_ones_never(stack, fr
     after = _rows(stack, flavor)
     assert after == _shim_rows(table)
     assert ("a", 2, value) in after and ("b", 1, 2) in after  # the inflight update of b never shows
+
+
+@pytest.mark.parametrize("flavor", ["trino", "presto"])
+def test_a_commit_its_writer_announces_shows_through_the_metastore_at_the_next_query(stack, flavor):
+    path = stack.warehouse / f"announced_{flavor}"
+    announce = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.commit.callback.on": "true",
+                "hoodie.write.commit.callback.http.url": f"{stack.catalog.url}/v1/commits",
+                "hoodie.write.commit.callback.http.custom.headers": f"Authorization:Bearer {TOKEN}"}
+    engine = stack.engine(flavor)
+    sql = f'SELECT id, ts, fare FROM hms."default".announced_{flavor} ORDER BY id'
+    write(path, [{"id": "a", "ts": 1, "region": "eu", "fare": 1.0}, {"id": "b", "ts": 1, "region": "us", "fare": 2.0}],
+          **announce)  # a new table: registered in the metastore by its first commit
+    assert engine.query(sql) == [("a", 1, 1.0), ("b", 1, 2.0)]
+    write(path, [{"id": "a", "ts": 2, "region": "eu", "fare": 10.0}], **announce)  # a log update
+    assert engine.query(sql) == [("a", 2, 10.0), ("b", 1, 2.0)]

@@ -19,8 +19,13 @@ ENGINES = ["trino", "presto"]
 VIEWS = {"snapshot": "", "read_optimized": "_ro"}
 
 
-def _iceberg_name(table: str, view: str) -> str:
-    return f'hudi."default"."{table}{VIEWS[view]}"'
+#: The shim's Iceberg tables as the engines reach them: through the REST catalog (Trino) or the
+#: Hadoop catalog folder (Presto), catalog `hudi`; through the Hive Metastore it keeps, `hms`.
+CATALOGS = ["hudi", "hms"]
+
+
+def _iceberg_name(table: str, view: str, catalog: str = "hudi") -> str:
+    return f'{catalog}."default"."{table}{VIEWS[view]}"'
 
 
 def check_same(stack: Stack, flavor: str, sql: str, expected: pa.Table) -> None:
@@ -32,22 +37,25 @@ def check_same(stack: Stack, flavor: str, sql: str, expected: pa.Table) -> None:
     assert same_rows(got, want), f"{flavor}: {sql}\n got {sorted(map(repr, got))}\nwant {sorted(map(repr, want))}"
 
 
+@pytest.mark.parametrize("catalog", CATALOGS)
 @pytest.mark.parametrize("flavor", ENGINES)
 @pytest.mark.parametrize("view", list(VIEWS))
 @pytest.mark.parametrize("table", ["rides", "rides_cow"])
-def test_engine_reads_every_row_and_type_as_the_shim(stack, flavor, view, table):
+def test_engine_reads_every_row_and_type_as_the_shim(stack, flavor, view, table, catalog):
     expected = shim.open_table(str(stack.tables[table])).read(mode=view)
     assert expected.num_rows >= 5
-    check_same(stack, flavor, f"SELECT * FROM {_iceberg_name(table, view)}", expected)
+    check_same(stack, flavor, f"SELECT * FROM {_iceberg_name(table, view, catalog)}", expected)
 
 
+@pytest.mark.parametrize("catalog", CATALOGS)
 @pytest.mark.parametrize("flavor", ENGINES)
-def test_evolved_values_are_where_the_shim_puts_them(stack, flavor):
+def test_evolved_values_are_where_the_shim_puts_them(stack, flavor, catalog):
     """The history's traps, spelt out: renamed passenger keeps its old values, the re-added tip
     does not bring back the dropped ints, widened columns keep their values, the struct's new
     field is null in old rows, the deleted row is gone."""
     rows = stack.engine(flavor).query(
-        f"SELECT id, passenger, tip, fare, qty, info.a, info.c FROM {_iceberg_name('rides', 'snapshot')} ORDER BY id")
+        f"SELECT id, passenger, tip, fare, qty, info.a, info.c FROM {_iceberg_name('rides', 'snapshot', catalog)} "
+        "ORDER BY id")
     assert [tuple(r) for r in rows] == [
         ("a", "ann", None, 10.0, 1, 1, None),
         ("b", "bo", "cash", 24.5, 5_000_000_000, 20, "new"),
@@ -117,14 +125,15 @@ def _as_engine_reads_it(table: shim.Table, flavor: str, view: str, instant: str)
     return apply(then, resolve(current, internal_from_arrow(then.schema, use_field_ids=True)))
 
 
+@pytest.mark.parametrize("catalog", CATALOGS)
 @pytest.mark.parametrize("flavor", ENGINES)
 @pytest.mark.parametrize("view", list(VIEWS))
 @pytest.mark.parametrize("table", ["rides", "rides_cow"])
-def test_time_travel_to_every_published_snapshot(stack, flavor, view, table):
+def test_time_travel_to_every_published_snapshot(stack, flavor, view, table, catalog):
     hudi_table = shim.open_table(str(stack.tables[table]))
-    name = _iceberg_name(table, view)
+    name = _iceberg_name(table, view, catalog)
     snapshots = stack.engine(flavor).query(
-        f'SELECT snapshot_id, committed_at FROM hudi."default"."{table}{VIEWS[view]}$snapshots" ORDER BY 1')
+        f'SELECT snapshot_id, committed_at FROM {catalog}."default"."{table}{VIEWS[view]}$snapshots" ORDER BY 1')
     commits = [i.requested_time for i in hudi_table.active_timeline.completed_writes()]
     # 12 commits (1 insert, 8 schema changes, 3 writes): the latest and the 10 before it are kept
     assert len(commits) == 12 and [str(snapshot_id) for snapshot_id, _ in snapshots] == commits[-11:]

@@ -206,3 +206,19 @@ def test_by_position_reads_shift_values_into_neighbouring_columns(native, flavor
     right = right_rows(native, table, columns, where=where, sql=sql)
     got = _rows(native.engine(flavor), sql.format(table=f'native_by_position."default".{table}'))
     assert_wrong(f"{flavor} by position on {table}", got, wrong, right)
+
+
+# ---- through the Hive Metastore the catalog keeps ---------------------------------------------
+
+
+def test_hudi_connectors_read_the_tables_synced_into_the_metastore_as_wrong(stack):
+    """The server registers `rides` in the real metastore as Hudi's Hive sync would (`hudi.rides_ro`,
+    `hudi.rides_rt`): the engines' own Hudi connectors give there the same wrong answers as above,
+    while the Iceberg tables beside them (`hms."default"`) are right."""
+    right = right_rows(stack, "rides_ro")
+    got = _rows(stack.trino, QUERY.format(table="hms_hudi.hudi.rides_ro"))
+    assert_wrong("Trino's Hudi connector on the synced rides_ro", got, BY_NAME_RO, right)
+    assert_fails("Presto's Hudi connector on the synced rides_ro", stack.presto,
+                 QUERY.format(table="hms_hudi.hudi.rides_ro"), r"failed .*: com\.facebook\.presto\.common\.type\.VarcharType$")
+    for flavor in ("trino", "presto"):
+        assert _rows(stack.engine(flavor), QUERY.format(table='hms."default".rides_ro')) == right
