@@ -2,7 +2,7 @@
 
     python bench/bench_hudi_read.py [--rows 2000000] [--buckets 16] [--repeat 3]
 
-Apache Hudi 1.2 (Spark 3.5 bundle, the oracle environment `engines.hudi.env`) writes the table:
+Apache Hudi 1.2 (Spark 3.5 bundle, the oracle environment `tests.oracle.env`) writes the table:
 the rows of `bench_write.COLUMNS` inserted, then 10% of the keys upserted into log files (bucket
 index of `--buckets` buckets, partitioned by city, Hudi's defaults otherwise: table version 9,
 metadata table on). Then, best of `--repeat` runs each:
@@ -39,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import shim
-    from engines.hudi.env import ensure_env, run_driver
+    from tests.oracle.env import ensure_env, run_driver
 
     root = tempfile.mkdtemp(prefix="bench-hudi-read-")
     path = os.path.join(root, "trips")

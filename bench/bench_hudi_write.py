@@ -7,7 +7,7 @@ each session and cached first, untimed): all rows inserted, then 10% of the keys
 new copy-on-write and a new merge-on-read table, with a bucket index of `--buckets` buckets
 (Hudi: `hoodie.index.type=BUCKET`, SIMPLE engine) partitioned by city. Each side warms up with one
 untimed insert. Same Spark settings: local[2], 4 shuffle partitions, 3 GiB driver. Hudi runs in
-its own session of PySpark 3.5 (the oracle environment, `engines.hudi.env`), writing its default
+its own session of PySpark 3.5 (the oracle environment, `tests.oracle.env`), writing its default
 table version with its metadata table off (this writer keeps none); the shim's writer runs in the
 project's PySpark, set up by `engines.spark.register`. Ratios are Hudi's time / hudi_shim's time
 (>= 1.0: at least Hudi's throughput). One run each.
@@ -43,7 +43,7 @@ def hudi_writer_options(kind: str, buckets: int) -> dict[str, str]:
 
 def hudi_side(rows: int, kinds: list[str], buckets: int, root: str) -> dict[str, tuple[float, float]]:
     """Insert and upsert seconds of Apache Hudi's writer, per table type (one Spark session)."""
-    from engines.hudi.env import ensure_env, run_driver
+    from tests.oracle.env import ensure_env, run_driver
 
     select = f"SELECT {', '.join(COLUMNS)} FROM range({rows})"
     updates = [c for c in COLUMNS if not c.endswith(" as ts") and not c.endswith(" as fare")]

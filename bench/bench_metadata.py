@@ -3,7 +3,7 @@
     python bench/bench_metadata.py [--tables DIR ...] [--s3] [--hfile FILE ...] [--repeat 5]
 
 Listing: for each table (default: the oracle's tables with the metadata table on, built by
-`engines.hudi.generate`), the best time of listing every partition's files from storage
+`tests.oracle.generate`), the best time of listing every partition's files from storage
 (`shim.layout`: partitions, then each partition's folder) and from the MDT
 (`shim.metadata.metadata_listing`, opened anew each time: its timeline, the files partition's
 HFile base file and logs). With `--s3` the same on s3proxy (loopback, objects in memory) behind a
@@ -56,8 +56,8 @@ def mdt_listing(table: shim.Table) -> int:
 
 
 def oracle_tables() -> list[Path]:
-    from engines.hudi.generate import generate
-    from engines.hudi.recipes import RECIPES
+    from tests.oracle.generate import generate
+    from tests.oracle.recipes import RECIPES
 
     names = [n for n, r in RECIPES.items() if "metadata table on" in r.features]
     return [g.path for g in generate(names).values()]
@@ -82,7 +82,7 @@ def list_on_s3(paths: list[Path], repeat: int) -> None:
     import pyarrow.fs as pafs
 
     from engines.s3server import CLIENT_ENVIRONMENT, start_s3proxy
-    from engines.s3tap import S3Tap
+    from tests.s3tap import S3Tap
 
     os.environ.update(CLIENT_ENVIRONMENT)
     with tempfile.TemporaryDirectory() as scratch:

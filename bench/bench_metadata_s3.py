@@ -3,11 +3,11 @@ S3-compatible server: requests and time.
 
     python bench/bench_metadata_s3.py [--tables cow_40_partitions cow_1000_partitions] [--repeat 3]
 
-The tables are Apache Hudi 1.2's, written with its defaults by the oracle (`engines.hudi`,
+The tables are Apache Hudi 1.2's, written with its defaults by the oracle (`tests.oracle`,
 `BENCH_RECIPES`: copy-on-write, table version 9, the metadata table with files, column_stats and
 partition_stats; 4,000 rows in 40 partitions, 2,000 rows in 1,000; built once, then cached).
 Each is uploaded to s3proxy (loopback, from Maven Central) behind a counting tap
-(`engines/s3tap.py`). For each case, with the metadata table off (the baseline: storage listed,
+(`tests/s3tap.py`). For each case, with the metadata table off (the baseline: storage listed,
 footers opened) and on, in this process: the LIST, GET (whole and ranged) and HEAD requests of one
 cold run (a table opened anew, footer caches emptied), the data files it fetched (neither `.hoodie/`
 nor `.hoodie_partition_metadata`), the Parquet footers it read, and the best time
@@ -42,10 +42,10 @@ from catalog.iceberg.publish import IcebergPublisher
 from catalog.service import Catalog
 from catalog.settings import Settings
 from engines.s3server import CLIENT_ENVIRONMENT, start_s3proxy
-from engines.s3tap import S3Tap
 from shim.read import base_files, file_schemas
 from shim.read.cache import ByteBoundedCache
 from shim.storage import RemoteStorage
+from tests.s3tap import S3Tap
 
 SELECTIVE = {"cow_40_partitions": "id >= 1234 AND id <= 1240", "cow_1000_partitions": "id >= 1234 AND id <= 1235"}
 
@@ -141,8 +141,8 @@ def main() -> None:
     parser.add_argument("--tables", nargs="*", default=["cow_40_partitions", "cow_1000_partitions"])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from engines.hudi.generate import generate
-    from engines.hudi.recipes import BENCH_RECIPES
+    from tests.oracle.generate import generate
+    from tests.oracle.recipes import BENCH_RECIPES
 
     tables = {name: generated.path for name, generated in generate([BENCH_RECIPES[n] for n in args.tables]).items()}
     os.environ.update(CLIENT_ENVIRONMENT)

@@ -4,7 +4,7 @@ pyarrow's own dataset read of the same base files.
     python bench/bench_s3.py [--rows 2000000] [--repeat 3]
 
 Starts s3proxy (from Maven Central, objects in memory) on 127.0.0.1 behind a counting tap
-(engines/s3tap.py), uploads the bench table (bench/gen_table.py: 10 file groups, 10% of rows
+(tests/s3tap.py), uploads the bench table (bench/gen_table.py: 10 file groups, 10% of rows
 updated in Avro logs), then, for a full scan and a selective one (two columns, one city), counts
 the GET (whole and ranged), HEAD and LIST requests and the bytes sent back, and times them:
   read-optimized vs pyarrow.dataset over the same base files (same projection and filter);
@@ -32,7 +32,7 @@ import pyarrow.fs as pafs
 
 import shim
 from engines.s3server import CLIENT_ENVIRONMENT, start_s3proxy
-from engines.s3tap import S3Tap
+from tests.s3tap import S3Tap
 
 COLUMNS = ["id", "ts", "city", "fare", "rider", "driver", "distance_km", "passengers"]
 SELECTIVE_COLUMNS = ["id", "fare"]

@@ -1,6 +1,6 @@
-"""Real S3-compatible servers on 127.0.0.1 for tests, benches and the README's example: s3proxy
-(`org.gaul:s3proxy`, Apache 2.0) from Maven Central, keeping its objects in memory or in a local
-folder, and moto's S3 server (PyPI, the `test` extra; `engines.moto_s3`), in memory.
+"""A real S3-compatible server on 127.0.0.1 for `hudi-shim s3proxy`, tests, benches and the docs:
+s3proxy (`org.gaul:s3proxy`, Apache 2.0) from Maven Central, keeping its objects in memory or in a
+local folder. The tests' moto server (`tests/moto_s3.py`) starts through `wait_until_answering`.
 
     server = start_s3proxy(Path("/tmp/s3"))
     server.create_bucket("lake")
@@ -8,7 +8,7 @@ folder, and moto's S3 server (PyPI, the `test` extra; `engines.moto_s3`), in mem
     server.stop()
 
 s3proxy 2.6.0 ignores conditional writes (`If-None-Match: *`, `If-Match`: it overwrites); moto
-honours them (`start_moto`): tests of several writers use moto, tests of the fallback s3proxy.
+honours them: tests of several writers use moto, tests of the fallback s3proxy.
 
 s3proxy checks AWS signatures (v2 and v4) with the keys it is started with, but does not take the
 newer SDKs' streamed checksums (`x-amz-content-sha256: STREAMING-UNSIGNED-PAYLOAD-TRAILER`):
@@ -22,7 +22,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -125,25 +124,10 @@ def start_s3proxy(folder: Path, *, port: int | None = None, access_key: str = "h
     with open(log_path, "wb") as log:
         process = subprocess.Popen([java, f"-Xmx{heap}", "-jar", str(jar), "--properties", str(properties)],
                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    return _started("s3proxy", S3Server(port, access_key, secret_key, data_dir, log_path, process), startup_seconds)
+    return wait_until_answering("s3proxy", S3Server(port, access_key, secret_key, data_dir, log_path, process), startup_seconds)
 
 
-def start_moto(folder: Path, *, port: int | None = None, startup_seconds: float = 60.0) -> S3Server:
-    """Start moto's S3 server (`engines.moto_s3`: one request at a time, objects in memory) on
-    127.0.0.1 with this Python; it takes any keys."""
-    folder.mkdir(parents=True, exist_ok=True)
-    port = port or free_port()
-    log_path = folder / "moto.log"
-    root = str(Path(__file__).resolve().parent.parent)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "engines.moto_s3", "--port", str(port)], stdout=log,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment, cwd=folder)
-    server = S3Server(port, "hudi-shim", secrets.token_hex(16), folder, log_path, process)
-    return _started("moto", server, startup_seconds)
-
-
-def _started(name: str, server: S3Server, startup_seconds: float) -> S3Server:
+def wait_until_answering(name: str, server: S3Server, startup_seconds: float) -> S3Server:
     """`server` once it answers on its port; stopped, and an error, if it exits or stays silent."""
     deadline = time.monotonic() + startup_seconds
     while time.monotonic() < deadline:

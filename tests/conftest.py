@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from engines.hms import MetastoreServer
-from engines.s3server import CLIENT_ENVIRONMENT, S3Server, start_moto, start_s3proxy
+from engines.s3server import CLIENT_ENVIRONMENT, S3Server, start_s3proxy
+from tests.moto_s3 import start_moto
 
 REPO = Path(__file__).resolve().parent.parent
 # The AWS SDK clients of the tests (pyarrow's, in this process and in Spark's Python workers,

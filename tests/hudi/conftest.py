@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines.hudi.generate import GeneratedTable, generate
+from tests.oracle.generate import GeneratedTable, generate
 
 
 @pytest.fixture(scope="session")

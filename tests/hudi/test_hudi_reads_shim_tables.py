@@ -2,7 +2,7 @@
 read-optimized, after each kind of schema change, after compaction and clean) with the rows the
 shim reads; Hudi appends to a table we wrote, we append to a table Hudi wrote, and both readers
 agree afterwards. The writer's jobs run in this process (`writekit.write`, as Spark tasks run
-them); Hudi runs in its own environment (`engines.hudi.env`)."""
+them); Hudi runs in its own environment (`tests.oracle.env`)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import shim
-from engines.hudi.compare import compare_same_schema
-from engines.hudi.env import ensure_env, run_driver
 from shim.log import HeaderKey, read_log_file
 from shim.write.ddl import alter_table
 from shim.write.services.cleaning import clean
 from shim.write.services.compaction import compact
 from tests.local import LOCAL
+from tests.oracle.compare import compare_same_schema
+from tests.oracle.env import ensure_env, run_driver
 from tests.writekit import write
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]

@@ -20,15 +20,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import shim
-from engines.hudi.failures import failed_write_table
-from engines.hudi.generate import GeneratedTable
-from engines.hudi.recipes import RECIPES
 from shim.bloom import BLOOM_FILTER_KEY, TYPE_CODE_KEY
 from shim.files import parse_base_file, parse_log_file
 from shim.layout.partitions import list_partitions
 from shim.layout.slices import FileGroupFiles, file_slices_as_of, list_file_groups
 from shim.metadata import MetadataTable, metadata_listing
 from shim.timeline.instant import Action, instant_key
+from tests.oracle.failures import failed_write_table
+from tests.oracle.generate import GeneratedTable
+from tests.oracle.recipes import RECIPES
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 
@@ -258,7 +258,7 @@ def test_the_mdt_commit_of_a_compaction_that_did_not_complete_is_ignored(hudi_ta
 def test_a_failed_write_and_its_rollback_list_as_storage_does(hudi_tables: dict[str, GeneratedTable],
                                                               recipe: str) -> None:
     """Hudi writes an UPDATE's files, fails its pre-commit validation, and rolls the write back
-    when the next UPDATE starts (`engines.hudi.failures`): version 9 deletes the failed write's
+    when the next UPDATE starts (`tests.oracle.failures`): version 9 deletes the failed write's
     log files, version 6 appends a rollback command block in a new log file version and records
     both in a metadata table deltacommit of the rollback."""
     path = failed_write_table(recipe)

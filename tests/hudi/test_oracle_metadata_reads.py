@@ -20,12 +20,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import shim
-from engines.hudi.compare import compare_same_schema
-from engines.hudi.failures import failed_write_table
-from engines.hudi.generate import GeneratedTable, generate
-from engines.hudi.recipes import BENCH_RECIPES, RECIPES
 from shim.errors import HudiShimError
 from shim.timeline.instant import Action
+from tests.oracle.compare import compare_same_schema
+from tests.oracle.failures import failed_write_table
+from tests.oracle.generate import GeneratedTable, generate
+from tests.oracle.recipes import BENCH_RECIPES, RECIPES
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 

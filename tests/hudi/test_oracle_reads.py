@@ -1,6 +1,6 @@
-"""The shim reads the tables Apache Hudi 1.2 writes (recipes in `engines.hudi.recipes`) as Spark+Hudi
+"""The shim reads the tables Apache Hudi 1.2 writes (recipes in `tests.oracle.recipes`) as Spark+Hudi
 reads them: snapshot, read-optimized, as of every completed write, incremental windows. The
-normalization is written down in `engines.hudi.compare`; where Hudi is wrong (time travel after
+normalization is written down in `tests.oracle.compare`; where Hudi is wrong (time travel after
 renames, re-added names, some incremental windows over archived commits, time travel between a
 concurrent write's start and a compaction planned before it completed) the test says so and
 asserts the correct rows."""
@@ -12,19 +12,19 @@ import pyarrow.parquet as pq
 import pytest
 
 import shim
-from engines.hudi.compare import (
+from engines.inspect import describe_table
+from shim.errors import InvalidArgumentError
+from shim.log import HeaderKey, read_log_file
+from tests.local import LOCAL
+from tests.oracle.compare import (
     compare_same_schema,
     compare_time_travel,
     compare_with_snapshot,
     window_rows,
     window_truth,
 )
-from engines.hudi.generate import GeneratedTable, OracleRead
-from engines.hudi.recipes import RECIPES
-from engines.inspect import describe_table
-from shim.errors import InvalidArgumentError
-from shim.log import HeaderKey, read_log_file
-from tests.local import LOCAL
+from tests.oracle.generate import GeneratedTable, OracleRead
+from tests.oracle.recipes import RECIPES
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 

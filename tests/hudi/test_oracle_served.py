@@ -13,9 +13,9 @@ from catalog.service import Catalog
 from catalog.settings import Settings
 from engines.duckdb import connect
 from engines.http import ShimClient
-from engines.hudi.generate import GeneratedTable
 from engines.iceberg import attach
 from tests.catalog.servekit import live_server
+from tests.oracle.generate import GeneratedTable
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 

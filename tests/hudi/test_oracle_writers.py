@@ -1,4 +1,4 @@
-"""Tables as other writers than one Spark SQL session leave them (`engines.hudi.recipes`): Flink's
+"""Tables as other writers than one Spark SQL session leave them (`tests.oracle.recipes`): Flink's
 changelog mode, the simple and consistent hashing bucket indexes, non-blocking concurrency
 control, two writers at once. `test_oracle_reads` compares every read of them with Apache Hudi's;
 these tests check that Hudi wrote what each recipe is about, and the rows the reads must give
@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import shim
-from engines.hudi.generate import GeneratedTable
 from shim.log import BlockType, read_log_file
 from shim.log.reader import decode_data_block
 from tests.local import LOCAL
+from tests.oracle.generate import GeneratedTable
 
 pytestmark = [pytest.mark.hudi_oracle, pytest.mark.spark]
 

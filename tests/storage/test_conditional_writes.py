@@ -8,10 +8,10 @@ import uuid
 
 import pytest
 
-from engines.s3tap import S3Tap
 from shim.errors import InvalidArgumentError
 from shim.storage import LocalStorage, RemoteStorage, storage_for
 from shim.storage.conditional import ConditionalWritesError, Version
+from tests.s3tap import S3Tap
 from tests.writekit import write
 
 

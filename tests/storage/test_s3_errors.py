@@ -7,8 +7,8 @@ import pyarrow.fs as pafs
 import pytest
 
 import shim
-from engines.s3tap import S3Tap
 from shim.errors import FileGoneError, StorageError, TableNotFoundError
+from tests.s3tap import S3Tap
 
 pytestmark = pytest.mark.shared
 

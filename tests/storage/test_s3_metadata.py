@@ -11,7 +11,7 @@ import pyarrow.fs as pafs
 import pytest
 
 import shim
-from engines.s3tap import S3Tap
+from tests.s3tap import S3Tap
 
 pytestmark = pytest.mark.shared
 

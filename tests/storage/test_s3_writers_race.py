@@ -74,8 +74,8 @@ def test_two_writer_processes_never_commit_one_instant_twice_nor_lose_a_commit(r
 @pytest.mark.hudi_oracle
 @pytest.mark.spark
 def test_apache_hudi_reads_the_raced_table_as_the_shim_does(race, moto_s3, tmp_path):
-    from engines.hudi.compare import compare_same_schema
-    from engines.hudi.env import ensure_env, run_driver
+    from tests.oracle.compare import compare_same_schema
+    from tests.oracle.env import ensure_env, run_driver
 
     local = tmp_path / "race"
     source = race["location"].removeprefix("s3://")

@@ -11,9 +11,9 @@ import pytest
 import shim
 from catalog.settings import Settings
 from engines.http import ShimClient
-from engines.s3tap import S3Tap
 from shim.errors import StorageError
 from tests.catalog.servekit import live_server
+from tests.s3tap import S3Tap
 
 pytestmark = pytest.mark.shared
 

@@ -33,7 +33,7 @@ from tests.engines.trino.enginekit import Catalog, catalog_server, engine_server
 TOKEN = "trino-presto-test-token"
 ORACLE_TABLES = ("mor_partial_updates", "mor_partial_commit_time", "mor_changelog", "mor_nbcc",
                  "mor_consistent_hashing", "mor_two_writers")
-"""Tables Apache Hudi writes (`engines.hudi` recipes) that the engines read too: partial-update
+"""Tables Apache Hudi writes (`tests.oracle` recipes) that the engines read too: partial-update
 log blocks and record positions, what Hudi 1.x writes by default; and tables as other writers
 leave them (Flink's changelog mode, the bucket indexes, concurrent writers)."""
 
@@ -62,7 +62,7 @@ def engine_warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any, share
     evolvedkit.build(spark, warehouse)
     for name, table in shared_tables.items():
         shutil.copytree(table, warehouse / "real" / name)
-    from engines.hudi.generate import generate  # Apache Hudi's own tables (built once, cached)
+    from tests.oracle.generate import generate  # Apache Hudi's own tables (built once, cached)
 
     for name, generated in generate(list(ORACLE_TABLES)).items():
         shutil.copytree(generated.path, warehouse / "oracle" / name)

@@ -1,6 +1,6 @@
 """Generate the tables Apache Hudi writes from the recipes, with Hudi's own reads of them.
 
-    python -m engines.hudi [--recipe NAME ...] [--out DIR] [--rebuild] [--list]
+    python -m tests.oracle [--recipe NAME ...] [--out DIR] [--rebuild] [--list]
 
 Tables are built where not cached (`$HUDI_SHIM_CACHE`, default ~/.cache/hudi-shim; the first run
 makes a venv with PySpark 3.5 and fetches Hudi's Spark bundle from Maven Central) and, with
@@ -16,13 +16,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from engines.hudi.recipes import RECIPES
 from shim.errors import HudiShimError
+from tests.oracle.recipes import RECIPES
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m engines.hudi", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tests.oracle", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recipe", action="append", choices=sorted(RECIPES), help="only this recipe (repeatable)")
     parser.add_argument("--out", type=Path, help="copy the tables and Hudi's reads here")
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for recipe in RECIPES.values():
             print(f"{recipe.name}: {', '.join(recipe.features)}")
         return 0
-    from engines.hudi.generate import generate
+    from tests.oracle.generate import generate
 
     started = time.monotonic()
     try:

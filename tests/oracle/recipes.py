@@ -352,7 +352,7 @@ def _mor_partial_commit_time() -> Recipe:
 
 def _client(options: dict[str, str], fields: list[tuple[str, str]], actions: list[dict[str, Any]],
             writers: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
-    """A step of Hudi's write client (`engines/hudi/writers.py`): the record's fields (name, Avro
+    """A step of Hudi's write client (`tests/oracle/writers.py`): the record's fields (name, Avro
     type; "?" makes one nullable; named as Spark names a table's record) and the actions of its
     writers."""
     table = options["hoodie.table.name"]

@@ -16,10 +16,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from engines.hudi.env import OracleEnv, OracleError, cache_lock, ensure_env, run_driver
-from engines.hudi.generate import generate
-from engines.hudi.recipes import RECIPES
 from shim.local_cache import cache_dir
+from tests.oracle.env import OracleEnv, OracleError, cache_lock, ensure_env, run_driver
+from tests.oracle.generate import generate
+from tests.oracle.recipes import RECIPES
 
 VALIDATOR = "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator"
 FAILING = {"hoodie.precommit.validators": VALIDATOR,

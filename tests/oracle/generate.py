@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.hudi.env import OracleEnv, OracleError, cache_lock, check_response, ensure_env, run_driver
-from engines.hudi.recipes import RECIPES, Recipe
 from shim.local_cache import cache_dir
+from tests.oracle.env import OracleEnv, OracleError, cache_lock, check_response, ensure_env, run_driver
+from tests.oracle.recipes import RECIPES, Recipe
 
 
 @dataclass(frozen=True, slots=True)
