@@ -77,7 +77,8 @@ def create_app(settings: Settings) -> FastAPI:
                                             sts_endpoint=settings.sts_endpoint) if settings.vend_credentials else None
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
                                              history=settings.iceberg_history,
-                                             statistics_max_columns=settings.iceberg_statistics_max_columns)
+                                             statistics_max_columns=settings.iceberg_statistics_max_columns,
+                                             slice_merging=settings.iceberg_slices)
         hadoop_folder = settings.hadoop_catalog_location()
         app.state.hadoop = None if hadoop_folder is None else HadoopCatalogFolder(app.state.iceberg, hadoop_folder)
         hive = None if settings.hive_metastore is None else HiveMetastoreSync(

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os.path import join
+from typing import Literal, get_args
 
 from catalog.hive.metastore import parse_uri
 from shim.errors import InvalidArgumentError
@@ -22,6 +23,12 @@ WAREHOUSE_DB = os.path.join(".hudi-shim", "catalog.sqlite")
 #: Where Iceberg metadata (and slices written for Iceberg readers) go inside a warehouse.
 WAREHOUSE_ICEBERG = os.path.join(".hudi-shim", "iceberg")
 
+
+
+SliceMerging = Literal["auto", "deletes", "merged"]
+"""How a snapshot view publishes slices with log files: by cost, always as base file plus
+deletes, or always merged (`catalog.iceberg.layout.merge_reason`)."""
+SLICE_MERGING: tuple[str, ...] = get_args(SliceMerging)
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -72,6 +79,10 @@ class Settings:
             names are removed.
         iceberg_history: how many commits before the latest each published Iceberg table keeps
             as snapshots (time travel; those a read may still be as of); 0 keeps the latest only.
+        iceberg_slices: how the snapshot view publishes slices with log files: "deletes" (base
+            file in place, standing log records and position deletes; the default), "merged"
+            (written out merged, read without deletes) or "auto" (merged when their logs are a
+            large share of them or they are small; `catalog.iceberg.layout.merge_reason`).
         iceberg_statistics_max_columns: published Iceberg tables of at most this many columns get
             distinct-value statistics (Puffin theta sketches, which Trino's optimizer reads); each
             new file slice is read once to compute them, which very wide tables may not be worth.
@@ -122,6 +133,7 @@ class Settings:
     iceberg_keep_seconds: float = 900.0
     iceberg_history: int = 10
     iceberg_statistics_max_columns: int = 200
+    iceberg_slices: str = "deletes"
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
     metadata: bool = True
@@ -143,6 +155,9 @@ class Settings:
         if not isinstance(self.iceberg_history, int) or isinstance(self.iceberg_history, bool) \
                 or self.iceberg_history < 0:
             raise InvalidArgumentError(f"setting iceberg_history must be 0 or more, got {self.iceberg_history!r}")
+        if self.iceberg_slices not in SLICE_MERGING:
+            raise InvalidArgumentError(f"setting iceberg_slices must be one of {', '.join(SLICE_MERGING)}, "
+                                       f"got {self.iceberg_slices!r}")
         if not isinstance(self.iceberg_statistics_max_columns, int) \
                 or isinstance(self.iceberg_statistics_max_columns, bool) or self.iceberg_statistics_max_columns < 0:
             raise InvalidArgumentError("setting iceberg_statistics_max_columns must be 0 or more, got "

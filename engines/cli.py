@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--iceberg-history", type=int,
                        help="commits before the latest kept as snapshots of each Iceberg table, for time travel "
                             "(default: 10)")
+    serve.add_argument("--iceberg-slices", choices=("auto", "deletes", "merged"),
+                       help="how the snapshot view publishes file slices with log files: auto (merged when "
+                            "their logs hold 5%% or more of the base file's bytes or the base file is at most "
+                            "8 MB: readers apply no deletes), deletes (the base file in place, standing log "
+                            "records and position deletes) or merged (default: deletes)")
     serve.add_argument("--iceberg-statistics-max-columns", type=int,
                        help="publish distinct-value statistics (Puffin theta sketches, for Trino's optimizer) for "
                             "tables of at most this many columns; each new file slice is read once to compute "
@@ -271,7 +276,7 @@ def _serve(args: argparse.Namespace) -> int:
                                      "request_timeout_seconds", "iceberg_keep_seconds", "iceberg_history",
                                      "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
                                      "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds",
-                                     "oauth_token_seconds", "iceberg_statistics_max_columns",
+                                     "oauth_token_seconds", "iceberg_statistics_max_columns", "iceberg_slices",
                                      "vend_role_arn", "vend_seconds", "sts_endpoint")
               if (value := getattr(args, key)) is not None}
     if args.token:

@@ -15,9 +15,15 @@ slice is written out reconciled, with field ids:
 - a base file in Lance (Hudi 1.2's `hoodie.table.base.file.format=LANCE`), a format Iceberg has
   not: every slice of such a table is written out as Parquet, its logs merged in.
 
-In the snapshot view, a slice with log files whose base file is read in place also gets what
-its logs change: the log records that stand, and position deletes for the base rows they
-supersede (`catalog.iceberg.materialize.write_log_side`).
+In the snapshot view, a slice with log files whose base file could be read in place is published
+one of two ways (`catalog.settings.SliceMerging`): its base file in place plus what its logs change (the log
+records that stand, and position deletes for the base rows they supersede:
+`catalog.iceberg.materialize.write_log_side`), or merged, written out once per slice version
+(content-addressed like every file written out) and read without deletes. "auto" merges a slice
+whose logs hold at least `MERGE_LOG_SHARE` of its base file's bytes, or whose base file is at
+most `SMALL_SLICE_BYTES`: readers then apply no deletes (DuckDB 1.5.5 reads every position delete
+file of a snapshot whatever it reads; Trino opens a delete file per split), at the price of
+rewriting the slice when it changes.
 """
 
 from __future__ import annotations
@@ -36,6 +42,29 @@ from shim.layout.slices import FileSlice
 from shim.read import is_lance, read_file_schema
 from shim.schema import META_FIELD_NAMES, has_field_ids
 from shim.storage import Storage
+
+MERGE_LOG_SHARE = 0.05
+"""Log bytes, as a share of the base file's, from which "auto" merges a slice."""
+SMALL_SLICE_BYTES = 8 << 20
+"""Base files of at most this many bytes are merged by "auto" (rewriting them costs little)."""
+
+
+def merge_reason(file_slice: FileSlice, merging: str) -> str | None:
+    """Why a snapshot slice with logs, whose base file could be read in place, is published
+    merged (None: base file in place plus deletes)."""
+    if merging == "deletes" or file_slice.base_file is None:
+        return None
+    if merging == "merged":
+        return "slices with log files are published merged"
+    base = file_slice.base_file.size
+    logs = sum(log.size for log in file_slice.log_files)
+    if base <= 0:
+        return None
+    if logs >= MERGE_LOG_SHARE * base:
+        return f"its log files hold {logs / base:.0%} of its base file's bytes: merged, read without deletes"
+    if base <= SMALL_SLICE_BYTES:
+        return "its base file is small: merged, read without deletes"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +95,11 @@ class Layout:
 
 
 def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
-                partition_fields: Sequence[str], names: dict[str, int] | None = None) -> Layout:
+                partition_fields: Sequence[str], names: dict[str, int] | None = None,
+                merging: str = "deletes") -> Layout:
     """Place every slice of `view` (the slices its scan plans, in order) for readers of the name
-    mapping with `names` (name -> id; default: the view's own, see `history_names`)."""
+    mapping with `names` (name -> id; default: the view's own, see `history_names`); slices with
+    log files of a snapshot view as `merging` says (`catalog.settings.SliceMerging`)."""
     schema = view.schema
     by_group: dict[tuple[str, str], list[FileSchema]] = defaultdict(list)
     for file_schema in view.files:
@@ -90,8 +121,10 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
             reason = _why_not_in_place(bases[0], physical, schema, names, partition_fields)
             if reason is None:
                 unmapped.update(name for name in physical.names if name not in names)
-        placements.append(Placement(file_slice, base_path if reason is None else None, reason,
-                                    view.view == "snapshot" and file_slice.has_logs))
+        merge_logs = view.view == "snapshot" and file_slice.has_logs
+        if reason is None and merge_logs:
+            reason = merge_reason(file_slice, merging)
+        placements.append(Placement(file_slice, base_path if reason is None else None, reason, merge_logs))
     return Layout(tuple(placements), tuple(sorted(unmapped)))
 
 

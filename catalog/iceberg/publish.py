@@ -137,8 +137,10 @@ class IcebergPublisher:
 
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
                  history: int = DEFAULT_DEPTH, stats_source: StatsSource | None = None,
-                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS) -> None:
+                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS, slice_merging: str = "deletes") -> None:
         self.catalog = catalog
+        #: How the snapshot view publishes slices with log files (`catalog.iceberg.layout.SliceMerging`).
+        self.slice_merging = slice_merging
         #: Distinct-value statistics (Puffin) for tables of at most this many top-level columns
         #: (0: none): each new slice is read once to sketch its columns.
         self.statistics_max_columns = statistics_max_columns
@@ -218,10 +220,11 @@ class IcebergPublisher:
         if readers is Readers.BY_NAME:
             names = by_name_names(published[-1], published[-1])
             layouts = [plan_layout(p, scan.slices, table.storage, table.config.partition_fields,
-                                   by_name_names(published[-1], p))
+                                   by_name_names(published[-1], p), self.slice_merging)
                        for p, scan in zip(published, scans, strict=True)]
         else:
-            layouts = [plan_layout(p, scan.slices, table.storage, table.config.partition_fields, names)
+            layouts = [plan_layout(p, scan.slices, table.storage, table.config.partition_fields, names,
+                                   self.slice_merging)
                        for p, scan in zip(published, scans, strict=True)]
         mapping = name_mapping([p.schema for p in published[::-1]], names,
                                [name for layout in layouts for name in layout.unmapped])
