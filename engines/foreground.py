@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
@@ -13,6 +14,18 @@ from pathlib import Path
 from typing import TypeVar
 
 S = TypeVar("S")
+
+
+def stop_process(process: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
+    """Stop a server's process: SIGTERM, then SIGKILL when it is still running after `seconds`."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def run_until_interrupted(start: Callable[[Path], S], stop: Callable[[S], None], announce: Callable[[S], None],

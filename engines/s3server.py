@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engines.foreground import stop_process
 from engines.maven import Artifact, fetch
 from shim.errors import HudiShimError
 
@@ -78,13 +79,7 @@ class S3Server:
         pafs.S3FileSystem(**self.storage_options(), allow_bucket_creation=True).create_dir(name)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, 20)
 
 
 def free_port() -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engines.foreground import stop_process
 from engines.trino.configuration import LOOPBACK, ServerLayout, jvm_options, write_etc
 from engines.trino.distribution import Distribution, install, java_home
 from shim.errors import HudiShimError
@@ -142,13 +143,7 @@ def launch(distribution: Distribution, catalogs: Mapping[str, Mapping[str, str]]
                                    stdin=subprocess.DEVNULL, start_new_session=True)
 
     def stop() -> None:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_process(process)
 
     return EngineServer(distribution, port, log_path, stop), lambda: process.poll() is None
 
