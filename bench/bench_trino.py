@@ -2,6 +2,7 @@
 engines reading a native Iceberg copy of the same rows (written by PyIceberg).
 
     python bench/bench_trino.py [--dir /tmp/hudi-shim-trino-bench] [--rows 2000000] [--repeat 5]
+                                [--slices deletes|merged|auto]
 
 The table: 2M rows, merge-on-read, partitioned by city (8 file groups), 10% of rows updated in
 Avro log blocks (`bench/bench_serve.py`'s generator). Native copies: the snapshot's rows and
@@ -85,9 +86,10 @@ def hadoop_folder_of(metadata: dict[str, str], folder: Path) -> Path:
     return folder
 
 
-def start_catalog(table_path: str, root: Path, port: int) -> subprocess.Popen[bytes]:
+def start_catalog(table_path: str, root: Path, port: int, slices: str = "deletes") -> subprocess.Popen[bytes]:
     return start_server(table_path, port, "--iceberg-dir", str(root / "iceberg"),
-                        "--hadoop-catalog-dir", str(root / "hadoop"), "--hadoop-catalog-seconds", "86400")
+                        "--hadoop-catalog-dir", str(root / "hadoop"), "--hadoop-catalog-seconds", "86400",
+                        "--iceberg-slices", slices)
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -232,6 +234,8 @@ def main() -> None:
     parser.add_argument("--dir", default="/tmp/hudi-shim-trino-bench")
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--slices", choices=("deletes", "merged", "auto"), default="deletes",
+                        help="how the shim publishes the snapshot's slices with log files (serve --iceberg-slices)")
     args = parser.parse_args()
     root = Path(args.dir)
     table_path = str(root / "bench")
@@ -240,9 +244,9 @@ def main() -> None:
     print("generating", generate(table_path, args.rows, 0.1), file=sys.stderr)
     (root / "metastore").mkdir()
     port = free_port()
-    catalog = start_catalog(table_path, root, port)
+    catalog = start_catalog(table_path, root, port, args.slices)
     url = f"http://127.0.0.1:{port}"
-    results: dict[str, object] = {"cores": os.cpu_count(), "rows": args.rows}
+    results: dict[str, object] = {"cores": os.cpu_count(), "rows": args.rows, "slices": args.slices}
     servers: list[EngineServer] = []
     try:
         results.update(publish_times(url, table_path, root))  # ends with one more commit, published
