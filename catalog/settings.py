@@ -79,10 +79,11 @@ class Settings:
             names are removed.
         iceberg_history: how many commits before the latest each published Iceberg table keeps
             as snapshots (time travel; those a read may still be as of); 0 keeps the latest only.
-        iceberg_slices: how the snapshot view publishes slices with log files: "deletes" (base
-            file in place, standing log records and position deletes; the default), "merged"
-            (written out merged, read without deletes) or "auto" (merged when their logs are a
-            large share of them or they are small; `catalog.iceberg.layout.merge_reason`).
+        iceberg_slices: how the snapshot view publishes slices with log files: "auto" (the
+            default: merged when their logs are a large share of them or they are small, else as
+            "deletes"; `catalog.iceberg.layout.merge_reason`), "deletes" (base file in place,
+            standing log records and position deletes) or "merged" (written out merged, read
+            without deletes).
         iceberg_statistics_max_columns: published Iceberg tables of at most this many columns get
             distinct-value statistics (Puffin theta sketches, which Trino's optimizer reads); each
             new file slice is read once to compute them, which very wide tables may not be worth.
@@ -133,7 +134,7 @@ class Settings:
     iceberg_keep_seconds: float = 900.0
     iceberg_history: int = 10
     iceberg_statistics_max_columns: int = 200
-    iceberg_slices: str = "deletes"
+    iceberg_slices: str = "auto"
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
     metadata: bool = True

@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="how the snapshot view publishes file slices with log files: auto (merged when "
                             "their logs hold 5%% or more of the base file's bytes or the base file is at most "
                             "8 MB: readers apply no deletes), deletes (the base file in place, standing log "
-                            "records and position deletes) or merged (default: deletes)")
+                            "records and position deletes) or merged (default: auto)")
     serve.add_argument("--iceberg-statistics-max-columns", type=int,
                        help="publish distinct-value statistics (Puffin theta sketches, for Trino's optimizer) for "
                             "tables of at most this many columns; each new file slice is read once to compute "

@@ -96,7 +96,7 @@ class Layout:
 
 def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
                 partition_fields: Sequence[str], names: dict[str, int] | None = None,
-                merging: str = "deletes") -> Layout:
+                merging: str = "auto") -> Layout:
     """Place every slice of `view` (the slices its scan plans, in order) for readers of the name
     mapping with `names` (name -> id; default: the view's own, see `history_names`); slices with
     log files of a snapshot view as `merging` says (`catalog.settings.SliceMerging`)."""

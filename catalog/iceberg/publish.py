@@ -137,7 +137,7 @@ class IcebergPublisher:
 
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
                  history: int = DEFAULT_DEPTH, stats_source: StatsSource | None = None,
-                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS, slice_merging: str = "deletes") -> None:
+                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS, slice_merging: str = "auto") -> None:
         self.catalog = catalog
         #: How the snapshot view publishes slices with log files (`catalog.iceberg.layout.SliceMerging`).
         self.slice_merging = slice_merging

@@ -51,12 +51,13 @@ def open_catalog() -> Iterator[Callable[[Path], Catalog]]:
         catalog.close()
 
 
-def layout_of(catalog: Catalog, name: str, view: str) -> Layout:
-    """The layout the publisher plans for the view at its latest instant."""
+def layout_of(catalog: Catalog, name: str, view: str, merging: str = "deletes") -> Layout:
+    """The layout the publisher plans for the view at its latest instant (slices with logs kept in
+    place with deletes unless `merging` says otherwise)."""
     table = catalog.table(name)
     scan = build_scan(table, ScanOptions(mode=view))
     return plan_layout(catalog.view(name, view, scan.read_instant), scan.slices, table.storage,
-                       table.config.partition_fields)
+                       table.config.partition_fields, merging=merging)
 
 
 def by_group(layout: Layout) -> dict[str, Placement]:
@@ -377,7 +378,7 @@ def test_a_slice_with_logs_keeps_its_base_file_in_place_and_adds_what_the_logs_c
     assert placements["fg2-0"].merge_logs and not placements["fg1-0"].merge_logs
 
     folder = tmp_path / "ice"
-    published = IcebergPublisher(catalog, str(folder)).publish("t", "snapshot")
+    published = IcebergPublisher(catalog, str(folder), slice_merging="deletes").publish("t", "snapshot")
     assert published.written_slices == 0
     [deletes] = delete_files(published)
     [log_rows] = [uri for uri in manifest_files(published) if uri.startswith(file_uri(str(folder)))]
@@ -420,7 +421,7 @@ def test_a_new_commit_is_published_reusing_the_log_side_it_did_not_touch(tmp_pat
     table, _ = logged_table(tmp_path / "wh")
     catalog = open_catalog(tmp_path / "wh")
     folder = tmp_path / "ice"
-    publisher = IcebergPublisher(catalog, str(folder))
+    publisher = IcebergPublisher(catalog, str(folder), slice_merging="deletes")
     first = publisher.publish("t", "snapshot")
     written = data_files(folder)
     written_at = [os.stat(path).st_mtime_ns for path in written]

@@ -91,7 +91,7 @@ def test_entries_keep_the_snapshot_that_added_a_file_and_summaries_count_changes
     table.log([{"id": "b", "ts": 9, "v": "new-b"}], base_instant=base)
     catalog = Catalog(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:"))
     try:
-        published = IcebergPublisher(catalog, str(tmp_path / "ice")).publish("m", "snapshot")
+        published = IcebergPublisher(catalog, str(tmp_path / "ice"), slice_merging="deletes").publish("m", "snapshot")
     finally:
         catalog.close()
     loaded = StaticTable.from_metadata(published.metadata_location)

@@ -80,7 +80,7 @@ def test_each_log_side_is_merged_once_whichever_publications_need_it(tmp_path, m
         return original(scan, file_slice)
 
     monkeypatch.setattr(catalog.iceberg.materialize, "slice_merge_state", merging)
-    settings = Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:", hadoop_catalog_dir=str(tmp_path / "hd"))
+    settings = Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:", iceberg_slices="deletes", hadoop_catalog_dir=str(tmp_path / "hd"))
     with live_server(settings) as live, ThreadPoolExecutor(3) as pool:
         answers = list(pool.map(lambda name: load(live.url, name), ["t", "t", "t_ro"]))
         published = httpx.post(f"{live.url}/v1/publish", timeout=60)

@@ -271,7 +271,7 @@ def test_merge_on_read_logs_become_position_deletes_and_standing_records(tmp_pat
                {"id": "g", "ts": 1, "v": "new-g"}], base_instant=base)
     table.log(deletes=["e"], base_instant=base)
     table.log([{"id": "a", "ts": 10, "v": "pending"}], base_instant=base, complete=False)
-    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:",
+    with live_server(Settings(warehouse=str(tmp_path / "wh"), catalog_db=":memory:", iceberg_slices="deletes",
                               iceberg_dir=str(tmp_path / "ice"))) as live:
         expected = [("a", 5, "base-a"), ("b", 9, "new-b"), ("c", 5, "base-c"), ("d", 5, "base-d"),
                     ("f", 5, "base-f"), ("g", 1, "new-g")]

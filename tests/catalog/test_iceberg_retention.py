@@ -46,7 +46,7 @@ def _rows(metadata_location: str) -> list[tuple]:
 
 def test_a_replaced_version_is_removed_and_the_current_ones_stay_readable(served, tmp_path):
     table, base, catalog = served
-    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=0)
+    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=0, slice_merging="deletes")
     read_optimized = publisher.publish("m", "read_optimized")
     first = publisher.publish("m", "snapshot")
     first_files = _files(tmp_path / "ice")

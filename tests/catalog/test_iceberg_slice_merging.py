@@ -48,6 +48,7 @@ def test_auto_merges_slices_whose_logs_are_a_large_share_or_whose_base_file_is_s
 
 
 def test_the_setting_is_checked() -> None:
+    assert Settings(warehouse="/tmp").iceberg_slices == "auto"
     with pytest.raises(InvalidArgumentError, match="iceberg_slices must be one of auto, deletes, merged"):
         Settings(warehouse="/tmp", iceberg_slices="sometimes")
 
@@ -58,7 +59,7 @@ def test_a_merged_slice_is_read_without_deletes(tmp_path: Path, open_catalog, me
     catalog = open_catalog(tmp_path / "wh")
     fg2 = file_uri(str(base_file(table.path, "fg2-0", base)))
     placements = by_group(layout_of(catalog, "t", "snapshot"))
-    assert placements["fg2-0"].reason is None  # (by default: in place, with deletes)
+    assert placements["fg2-0"].reason is None  # (with deletes: in place)
 
     folder = tmp_path / "ice"
     published = IcebergPublisher(catalog, str(folder), slice_merging=merging).publish("t", "snapshot")

@@ -77,7 +77,8 @@ def catalog_server(warehouse: Path, published: Path, token: str, *, how: str,
     or in this process."""
     settings = Settings(warehouse=str(warehouse), catalog_db=":memory:", token=token,
                         iceberg_dir=str(published / "iceberg"), hadoop_catalog_dir=str(published / "hadoop"),
-                        hadoop_catalog_seconds=3600.0, hive_metastore=hive_metastore, hive_metastore_seconds=3600.0)
+                        hadoop_catalog_seconds=3600.0, hive_metastore=hive_metastore, hive_metastore_seconds=3600.0,
+                        iceberg_slices="deletes")  # the engines read base files in place with position deletes
     if how == "process":
         with running(settings) as live:
             yield Catalog(live.url, token)
@@ -95,7 +96,7 @@ def catalog_server(warehouse: Path, published: Path, token: str, *, how: str,
                                 "--catalog-db", ":memory:", "--token", token,
                                 "--iceberg-dir", settings.iceberg_location(),
                                 "--hadoop-catalog-dir", str(published / "hadoop"),
-                                "--hadoop-catalog-seconds", "3600"]
+                                "--hadoop-catalog-seconds", "3600", "--iceberg-slices", "deletes"]
                                + (["--hive-metastore", hive_metastore, "--hive-metastore-seconds", "3600"]
                                   if hive_metastore else [])))
     with container:
