@@ -9,10 +9,13 @@ reading (`shim.read.request.Scan.reader`); `Table.scan` and `Table.read` take it
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
+from shim.errors import InvalidArgumentError
 from shim.read.damage import CorruptMode, SkippedBlocks
 
 if TYPE_CHECKING:
@@ -119,8 +122,6 @@ def metadata_option(options: Mapping[str, str] | None, default: bool = True) -> 
     Raises:
         InvalidArgumentError: a value other than true or false, or an option hudi-shim does not take.
     """
-    from shim.errors import InvalidArgumentError
-
     options = dict(options or {})
     value = options.pop(METADATA_ENABLE, None)
     if options:
@@ -157,9 +158,6 @@ def takes_scan_options(options: Callable[P, ScanOptions]) -> Callable[[Callable[
     """Give a method taking a `ScanOptions` the options' own parameters (`Table.scan`, `Table.read`):
     `table.read("read_optimized", ["id"], limit=5)` calls it with `ScanOptions("read_optimized",
     ["id"], limit=5)`. Its signature (and `help()`) shows the options'."""
-    import functools
-    import inspect
-
     def decorate(method: Callable[[S, ScanOptions], R]) -> Callable[Concatenate[S, P], R]:
         @functools.wraps(method)
         def call(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
