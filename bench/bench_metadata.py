@@ -50,7 +50,7 @@ def storage_listing(table: shim.Table) -> int:
 
 
 def mdt_listing(table: shim.Table) -> int:
-    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
     assert listing.files is not None, listing.reason
     return sum(len(files) for files in listing.files.values())
 

@@ -19,7 +19,8 @@ _NO_EFFECT = (Action.CLEAN, Action.SAVEPOINT, Action.INDEXING)
 
 
 class TableHandle:
-    """One registered table: the open `shim.Table` and what each completed instant touched."""
+    """One registered table: the open `shim.Table`, its latest snapshot, and what each completed
+    instant touched."""
 
     def __init__(self, entry: RegisteredTable, storage: Storage, *, metadata: bool = True) -> None:
         self.entry = entry
@@ -27,28 +28,34 @@ class TableHandle:
         self.metadata = metadata
         self._lock = threading.Lock()
         self._table: shim.Table | None = None
+        self._snapshot: shim.TableSnapshot | None = None
         self._touched: dict[str, frozenset[tuple[str, str]]] = {}
 
     @property
     def name(self) -> str:
         return self.entry.name
 
-    def table(self, *, reopen: bool = False) -> shim.Table:
-        """The table as of its latest timeline (reopened if an instant was added since the last call,
-        or when `reopen`: its files listed again; scans running on the previous object keep their view)."""
+    def table(self) -> shim.Table:
+        """The open table (the user's API: each read sees the table as it is then)."""
         with self._lock:
             if self._table is None:
                 self._table = shim.open_table(self.storage, metadata=self.metadata)
-            self._table = self._table.current(reopen=reopen)
             return self._table
 
-    def loaded(self) -> shim.Table | None:
-        """The open table if it is up to date, without loading anything (None: `table()` must)."""
-        with self._lock:
-            table = self._table
-            return None if table is None or table.needs_reload() else table.current()
+    def snapshot(self, *, reopen: bool = False) -> shim.TableSnapshot:
+        """The table as of its latest timeline: the same snapshot while no instant was added, else one
+        loaded anew (`reopen`: loaded anew in any case, its files listed again). Scans running on an
+        older snapshot keep their view."""
+        snapshot = self.table().snapshot(reopen=reopen)
+        self._snapshot = snapshot
+        return snapshot
 
-    def touched_groups(self, table: shim.Table, instant: Instant) -> frozenset[tuple[str, str]]:
+    def loaded(self) -> shim.TableSnapshot | None:
+        """The latest snapshot if it is up to date, without loading anything (None: `snapshot()` must)."""
+        snapshot = self._snapshot
+        return None if snapshot is None or snapshot.is_stale() else snapshot
+
+    def touched_groups(self, table: shim.TableSnapshot, instant: Instant) -> frozenset[tuple[str, str]]:
         """(partition, file id) of the file groups a completed instant changed; EVERY_GROUP when unknown.
 
         Instants never change, so the answer is kept for the life of the handle.

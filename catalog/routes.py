@@ -123,7 +123,7 @@ async def list_tables(request: Request) -> TableList:
     catalog = _catalog(request)
     principal = principal_of(request)
     names = [name for name in catalog.names() if principal.may_read(name)]
-    loaded = {name: table for name in names if (table := catalog.loaded_table(name)) is not None}
+    loaded = {name: table for name in names if (table := catalog.loaded_snapshot(name)) is not None}
     others = [name for name in names if name not in loaded]
     summaries = {name: _summary(catalog, name, table) for name, table in loaded.items()}
     if others:
@@ -131,9 +131,9 @@ async def list_tables(request: Request) -> TableList:
     return TableList(tables=[summaries[name] for name in names])
 
 
-def _summary(catalog: Catalog, name: str, table: shim.Table | None = None) -> TableSummary:
+def _summary(catalog: Catalog, name: str, table: shim.TableSnapshot | None = None) -> TableSummary:
     try:
-        table = table or catalog.table(name)
+        table = table or catalog.snapshot(name)
         latest = table.active_timeline.latest_write()
         return TableSummary(name=name, table_type=table.config.table_type.value,
                             latest_instant=latest.requested_time if latest else None)

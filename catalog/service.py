@@ -218,22 +218,26 @@ class Catalog:
                 self._rediscover(LOOKUP_DISCOVERY_SECONDS, lookup=True)
         return self.registry.get(name)
 
-    def loaded_table(self, name: str) -> shim.Table | None:
-        """The registered table when it is open and up to date (found with a few `stat` calls),
-        else None (it must be loaded: call `table`, which says why it cannot be)."""
+    def loaded_snapshot(self, name: str) -> shim.TableSnapshot | None:
+        """The registered table's latest snapshot when it is open and up to date (found with a few
+        `stat` calls), else None (it must be loaded: call `snapshot`, which says why it cannot be)."""
         with self._lock:
             handle = self._handles.get(name)
         try:
             return handle.loaded() if handle is not None else None
-        except Exception:  # noqa: BLE001 - `table` loads it again and reports why it cannot
+        except Exception:  # noqa: BLE001 - `snapshot` loads it again and reports why it cannot
             return None
 
-    def table(self, name: str, *, reopen: bool = False) -> shim.Table:
+    def snapshot(self, name: str, *, reopen: bool = False) -> shim.TableSnapshot:
         """The registered table as of its latest timeline (`reopen`: its files listed again)."""
-        return self.handle(name).table(reopen=reopen)
+        return self.handle(name).snapshot(reopen=reopen)
+
+    def table(self, name: str) -> shim.Table:
+        """The registered table (the user's API: each read sees the table as it is then)."""
+        return self.handle(name).table()
 
     def describe(self, name: str, as_of: str | None = None) -> TableInfo:
-        table = self.table(name)
+        table = self.snapshot(name)
         schema = table.schema(as_of)
         timeline = table.active_timeline
         if as_of is None:
@@ -256,9 +260,9 @@ class Catalog:
 
     def timeline(self, name: str) -> list[Instant]:
         """The active timeline, one entry per instant in its most advanced state, oldest first."""
-        table = self.table(name)
+        table = self.snapshot(name)
         latest: dict[str, Instant] = {}
-        for instant in table.timeline():
+        for instant in table.active_timeline.instants:
             latest[instant.requested_time] = instant
         return list(latest.values())
 
@@ -268,7 +272,7 @@ class Catalog:
             raise InvalidArgumentError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
         return self.views.view(self.handle(name), view, as_of)
 
-    def view_of(self, name: str, table: shim.Table, scan: shim.Scan) -> View:
+    def view_of(self, name: str, table: shim.TableSnapshot, scan: shim.Scan) -> View:
         """The view a scan of the registered table `name` planned (`table`: the table it planned on)."""
         return self.views.view_of(self.handle(name), table, scan)
 
@@ -282,7 +286,7 @@ class Catalog:
             raise InvalidArgumentError(
                 f"limit {request.limit} exceeds the server's limit of {self.limits.max_rows} rows per scan"
             )
-        table = self.table(name, reopen=reopen)
+        table = self.snapshot(name, reopen=reopen)
         return table.plan(request).reader(skipped, time_limit or TimeLimit.starting_now(self.limits.max_seconds))
 
 

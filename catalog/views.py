@@ -54,10 +54,10 @@ class ViewCache:
 
     def view(self, handle: TableHandle, view: str, as_of: str | None = None) -> View:
         """The view as of `as_of` (default: the latest completed instant)."""
-        table = handle.table()
+        table = handle.snapshot()
         return self.view_of(handle, table, table.plan(shim.ScanOptions(mode=view, as_of=as_of)))
 
-    def view_of(self, handle: TableHandle, table: shim.Table, scan: shim.Scan) -> View:
+    def view_of(self, handle: TableHandle, table: shim.TableSnapshot, scan: shim.Scan) -> View:
         """The view a scan of `table` planned (its slices, schema and read instant)."""
         schema_key = _schema_key(scan)
         touches = touch_keys(handle, table, scan.read_instant)
@@ -98,14 +98,14 @@ def _schema_key(scan: shim.Scan) -> bytes:
 
 
 def touch_keys(
-    handle: TableHandle, table: shim.Table, read_instant: str | None
+    handle: TableHandle, table: shim.TableSnapshot, read_instant: str | None
 ) -> dict[tuple[str, str] | None, bytes]:
     """Per file group, a digest of the completed instants up to `read_instant` that touched it
     (key None: groups no listed instant touched). Rollbacks and restores count for every group."""
     per_group: dict[tuple[str, str], list[str]] = defaultdict(list)
     everywhere: list[str] = []
     limit = instant_key(read_instant) if read_instant is not None else None
-    for instant in table.timeline():
+    for instant in table.active_timeline.instants:
         if not instant.is_completed:
             continue
         touched = handle.touched_groups(table, instant)

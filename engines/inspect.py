@@ -86,7 +86,7 @@ def describe_schemas(table: Table, as_of: str | None = None) -> str:
     lines = ["", "table schema" + (f" as of {as_of}" if as_of else "") + ":"]
     for field in table.schema(as_of=as_of):
         lines.append(f"  {_field_id(field):>4}  {field.name}: {field.type}")
-    history = table.schema_history.history()
+    history = table.snapshot().schema_history.history()
     lines += ["", f"schema history ({len(history)} version{'s' if len(history) != 1 else ''}):"]
     if not history:
         lines.append("  (none: files are matched to the table schema by name)")

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from shim.layout.slices import FileSlice
     from shim.read.file_schemas import ColumnMapping, FileSchema
     from shim.read.request import Scan
+    from shim.read.snapshot import TableSnapshot
     from shim.table import Table, open_table
 
 __version__ = "0.1.0"
@@ -52,6 +53,10 @@ def __getattr__(name: str) -> object:
         from shim.read.request import Scan
 
         return Scan
+    if name == "TableSnapshot":
+        from shim.read.snapshot import TableSnapshot
+
+        return TableSnapshot
     if name in ("FileSchema", "ColumnMapping"):
         from shim.read import file_schemas
 
@@ -78,6 +83,7 @@ __all__ = [
     "SchemaEvolutionError",
     "Table",
     "TableNotFoundError",
+    "TableSnapshot",
     "UnsupportedFeatureError",
     "WriteError",
     "open_table",

@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
 from shim.errors import FileGoneError, TableNotFoundError
-from shim.layout.listing import ListingSource, TableListing
+from shim.layout.listing import ListingSource
 from shim.layout.slices import FileSlice
-from shim.metadata.table_files import TableFiles
 from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
-from shim.read.committed import CommittedFiles
 from shim.read.damage import SkippedBlocks
 from shim.read.file_schemas import FileSchema
-from shim.read.plan_cache import PlanCache
-from shim.read.request import Scan, build_scan
-from shim.read.schemas import table_schemas_as_of
+from shim.read.request import Scan
 from shim.read.slice_state import RememberedSlice
-from shim.read.table_schemas import TableSchemas
+from shim.read.snapshot import TableSnapshot
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.scan_options import ScanMode, ScanOptions, metadata_option, takes_scan_options
 from shim.storage import Storage, storage_for
-from shim.timeline.archived import ArchivedInstant, archived_completed_instants, read_archived_timeline
-from shim.timeline.instant import Instant, instant_key, normalize_instant
-from shim.timeline.schemas import SchemaHistory
-from shim.timeline.stamp import timeline_stamp
-from shim.timeline.timeline import Timeline
+from shim.timeline.archived import ArchivedInstant, read_archived_timeline
+from shim.timeline.instant import Instant, normalize_instant
 
 __all__ = ["Table", "open_table"]
 
@@ -69,30 +63,17 @@ def open_table(location: str | os.PathLike[str] | Storage, *, merge_cache_bytes:
 
 class Table:
     """A Hudi table. Its reads (`scan`, `read`, `incremental`, `schema`, `file_slices`, `timeline`...)
-    see the table as it is at each call: when instants were added or removed since this object
-    loaded its timeline, they use the table opened anew. `active_timeline` is this object's own
-    timeline; `refresh()` reloads it in place."""
+    see the table as it is at each call: they plan on its current snapshot (`snapshot()`), loaded
+    anew when instants were added or removed since the last one was loaded."""
 
     def __init__(self, storage: Storage, config: TableConfig, *,
                  merge_cache_bytes: int = DEFAULT_MERGE_CACHE_BYTES, metadata: bool = True) -> None:
         self.storage = storage
         self.path = storage.root
-        self.config = config
         self.metadata = metadata
-        self.slice_cache: ByteBoundedCache[RememberedSlice] = ByteBoundedCache(merge_cache_bytes)
-        self._latest: Table = self
-        self._load()
-
-    def _load(self) -> None:
-        self._stamp = timeline_stamp(self.storage)  # before the listing: a change during it reloads again
-        self._timeline = Timeline.load(self.storage, self.config)
-        self._schema_history = SchemaHistory(self.path, self._timeline)
-        self.files = TableFiles(self.storage, self.config, self._timeline, metadata=self.metadata)
-        self._schemas: dict[str | None, TableSchemas] = {}
-        self._plans = PlanCache()
-        self._with_archive: Table | None = None
-        self._files_gone = False
-        self.committed = CommittedFiles(self._timeline)
+        self._slice_cache: ByteBoundedCache[RememberedSlice] = ByteBoundedCache(merge_cache_bytes)
+        self._lock = threading.Lock()
+        self._snapshot = TableSnapshot.load(storage, config, metadata=metadata, slice_cache=self._slice_cache)
 
     def __repr__(self) -> str:
         return f"Table({self.path!r}, {self.config.table_type.value}, version {self.config.version})"
@@ -102,97 +83,48 @@ class Table:
         return self.config.name
 
     @property
-    def listing(self) -> TableListing:
-        """The storage listing of this snapshot (what reads list when the metadata table cannot
-        serve them)."""
-        return self.files.storage_listing
+    def config(self) -> TableConfig:
+        """The table's `hoodie.properties`, as its latest snapshot loaded them."""
+        return self._snapshot.config
+
+    def snapshot(self, *, reopen: bool = False) -> TableSnapshot:
+        """The table as it is now: the latest snapshot while the table's timeline is unchanged, else
+        one loaded anew (`reopen`: loaded anew in any case). Snapshots never change: scans running
+        on an older one keep their view.
+
+        Raises:
+            TableNotFoundError: the table is gone.
+        """
+        latest = self._snapshot
+        if not reopen and not latest.is_stale():
+            return latest
+        config = read_table_config(self.storage)
+        if config is None:
+            raise TableNotFoundError(f"no Hudi table at {self.path}: {config_path(self.path)} does not exist",
+                                     path=self.path)
+        fresh = TableSnapshot.load(self.storage, config, metadata=self.metadata, slice_cache=self._slice_cache)
+        with self._lock:
+            self._snapshot = fresh
+        return fresh
+
+    def refresh(self) -> None:
+        """Reload the timeline to see commits completed since the table was opened."""
+        self.snapshot(reopen=True)
 
     def listing_source(self, as_of: str | None = None) -> ListingSource:
         """Where a read as of `as_of` (default: latest) lists its files: the metadata table, or
         storage and why (no metadata table, its files partition not built, behind the data
         table, a clean since `as_of`, turned off)."""
-        table, instant = self.current(), None
+        snapshot, instant = self.snapshot(), None
         if as_of is not None:
             requested = normalize_instant(as_of)
-            table = table.reaching(requested)
-            instant = table.active_timeline.resolve_as_of(requested)
-        return table.files.for_read(instant).source
-
-    @property
-    def active_timeline(self) -> Timeline:
-        """The loaded timeline object."""
-        return self._timeline
-
-    @property
-    def schema_history(self) -> SchemaHistory:
-        """Schema-on-read versions of the table (InternalSchema by instant)."""
-        return self._schema_history
-
-    def schemas_as_of(self, read_instant: str | None) -> TableSchemas:
-        """Query schema and per-file resolver at a read instant (cached: they never change)."""
-        cached = self._schemas.get(read_instant)
-        if cached is None:
-            cached = self._schemas[read_instant] = table_schemas_as_of(self, read_instant)
-        return cached
-
-    def refresh(self) -> None:
-        """Reload the timeline to see commits completed since the table was opened."""
-        self._load()
-
-    def current(self, *, reopen: bool = False) -> Table:
-        """The table as it is now: this object while its timeline is unchanged, else the table
-        opened anew (kept for the next calls). A plan must not pair an old timeline with today's
-        files (a clean since then would make file groups vanish from it without a trace); this
-        object itself never changes, so scans already running on it, in any thread, keep their view."""
-        latest = self._latest
-        if reopen or latest._files_gone or timeline_stamp(self.storage) != latest._stamp:
-            latest = open_table(self.storage, merge_cache_bytes=0, metadata=self.metadata)
-            latest.slice_cache = self.slice_cache
-            self._latest = latest
-        return latest
-
-    def needs_reload(self) -> bool:
-        """Whether `current()` would open the table anew: its timeline changed since the latest
-        object was loaded, or a read found one of its files gone."""
-        latest = self._latest
-        return latest._files_gone or timeline_stamp(self.storage) != latest._stamp
-
-    def reaching(self, instant: str | None) -> Table:
-        """The table to read as of (or from) `instant`: this one, or, when `instant` precedes the
-        active timeline's first write and instants were archived, `with_archive()`."""
-        writes = self._timeline.completed_writes()
-        if instant is None or self._timeline.includes_archive:
-            return self
-        if writes and instant_key(instant) >= instant_key(writes[0].requested_time):
-            return self
-        return self.with_archive()
-
-    def with_archive(self) -> Table:
-        """This table with the archive's completed instants on its timeline (read once): reads
-        as of archived commits and incremental windows over them see which writes completed when
-        and what they wrote. This object itself when nothing was archived."""
-        found = self._with_archive
-        if found is not None:
-            return found
-        archived = archived_completed_instants(self.storage, self.config)
-        if not archived:
-            self._with_archive = self
-            return self
-        extended = Table.__new__(Table)
-        extended.storage, extended.path, extended.config = self.storage, self.path, self.config
-        extended.slice_cache, extended.metadata = self.slice_cache, self.metadata
-        extended._stamp, extended.files, extended._files_gone = self._stamp, self.files, False
-        extended._timeline = self._timeline.including_archive(archived)
-        extended._schema_history = SchemaHistory(self.path, extended._timeline)
-        extended._schemas, extended._plans = {}, PlanCache()
-        extended.committed = CommittedFiles(extended._timeline)
-        extended._latest = extended._with_archive = extended
-        self._with_archive = extended
-        return extended
+            snapshot = snapshot.reaching(requested)
+            instant = snapshot.active_timeline.resolve_as_of(requested)
+        return snapshot.files.for_read(instant).source
 
     def timeline(self) -> list[Instant]:
         """Every instant of the active timeline (all actions and states), oldest first."""
-        return list(self.current()._timeline.instants)
+        return list(self.snapshot().active_timeline.instants)
 
     def archived_timeline(self) -> list[ArchivedInstant]:
         """Every archived instant (archive logs of versions 6 and 7, every state; the LSM timeline
@@ -201,7 +133,7 @@ class Table:
 
     def file_slices(self, as_of: str | None = None, *, mode: ScanMode = "snapshot") -> list[FileSlice]:
         """The file slices a scan as of `as_of` reads (read-optimized: base files only)."""
-        return self.plan(ScanOptions(mode=mode, as_of=as_of)).slices
+        return self.snapshot().file_slices(as_of, mode=mode)
 
     def file_schemas(self, as_of: str | None = None, mode: ScanMode = "snapshot") -> list[FileSchema]:
         """For every base file and log data block a scan reads: the instant that wrote it, its
@@ -213,7 +145,7 @@ class Table:
 
         Each field carries its column id in its metadata (`PARQUET:field_id`), nested fields too.
         """
-        return self.plan(ScanOptions(as_of=as_of), files=False).data_schema
+        return self.snapshot().schema(as_of)
 
     @takes_scan_options(ScanOptions)
     def scan(self, options: ScanOptions) -> pa.RecordBatchReader:
@@ -226,16 +158,7 @@ class Table:
 
         The plan is remembered while the table is unchanged. `files=False` plans the schemas only.
         Raises as `scan` does."""
-        table = self.current()
-        planned = options.plan_only()
-        if not files:
-            return build_scan(table, planned, plan_files=False)
-        return table._plans.planned(planned.key(), planned.filter, lambda: build_scan(table, planned))
-
-    def files_gone(self) -> None:
-        """Note that a read found a file of this table gone: its listing is stale, and the next
-        read (`current()`) lists the files anew."""
-        self._files_gone = True
+        return self.snapshot().plan(options, files=files)
 
     @takes_scan_options(ScanOptions)
     def read(self, options: ScanOptions) -> pa.Table:
@@ -249,9 +172,9 @@ class Table:
         time_limit = _time_limit(options.time_limit)  # one limit for both attempts
         for attempt in (1, 2):
             skipped = SkippedBlocks()
-            table = self if attempt == 1 else self.current(reopen=True)
             try:
-                result = table.plan(options).reader(skipped, time_limit).read_all()
+                scan = self.snapshot(reopen=attempt == 2).plan(options)
+                result = scan.reader(skipped, time_limit).read_all()
             except FileGoneError:
                 if attempt == 2:
                     raise

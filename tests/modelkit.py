@@ -52,11 +52,11 @@ def some_write_settings(rng: random.Random, options: dict[str, str]) -> dict[str
     return chosen
 
 
-def time_travel_horizon(table: shim.Table) -> str:
+def time_travel_horizon(table: shim.Table | shim.TableSnapshot) -> str:
     """The oldest instant a read may be as of: the latest clean's earliest retained commit (the
     latest commit when the clean records none: file versions); "" when no clean bounds reads.
     Archived instants do not bound reads: the archive says which commits completed."""
-    timeline = table.active_timeline
+    timeline = (table.snapshot() if isinstance(table, shim.Table) else table).active_timeline
     writes = timeline.completed_writes()
     bounds: list[str] = []
     found = timeline.latest_clean()
@@ -238,7 +238,7 @@ def random_schema_change(path, rng: random.Random, step: int, model: EvolvingHis
         alter.alter_column_type(name, wider[model.columns[name]][0])
         model.columns[name] = wider[model.columns[name]][1]
         model.by_name_unreadable = True
-    model.record(shim.open_table(str(path)).active_timeline.latest_write().requested_time)
+    model.record(shim.open_table(str(path)).snapshot().active_timeline.latest_write().requested_time)
 
 
 def random_evolving_write(path, rng: random.Random, step: int, model: EvolvingHistory, options: dict[str, str]) -> None:

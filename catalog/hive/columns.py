@@ -62,7 +62,7 @@ def hive_type(data_type: pa.DataType) -> str:
     raise UnsupportedFeatureError(f"no Hive type for {data_type}", feature="hive-type")
 
 
-def sync_columns(table: shim.Table, *, meta_columns: bool = True) -> tuple[list[HiveColumn], list[HiveColumn]]:
+def sync_columns(table: shim.TableSnapshot, *, meta_columns: bool = True) -> tuple[list[HiveColumn], list[HiveColumn]]:
     """(data columns, partition columns) of `table` as Hive sync registers them from its current
     schema: names lower-cased, the partition columns out of the data columns, Hudi's meta columns
     first (when the table writes them and `meta_columns` is on)."""
@@ -89,7 +89,7 @@ class HivePartition:
     relative: str
 
 
-def hive_partitions(table: shim.Table, columns: list[HiveColumn]) -> list[HivePartition]:
+def hive_partitions(table: shim.TableSnapshot, columns: list[HiveColumn]) -> list[HivePartition]:
     """The table's partitions as Hive sync registers them (`columns`: its partition columns)."""
     found = []
     for relative in list_partitions(table.storage, table.config):

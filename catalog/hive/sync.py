@@ -181,7 +181,7 @@ class HiveMetastoreSync:
     def _hudi_tables(self, hms: _Retrying, name: str) -> Iterator[tuple[bool, str]]:
         """The table as Hudi's Hive sync registers it, with its partitions."""
         assert self.sync_database is not None
-        table = self.publisher.catalog.table(name)
+        table = self.publisher.catalog.snapshot(name)
         data, partition_columns = sync_columns(table)
         location = as_uri(table.path)
         latest = table.active_timeline.latest_write()

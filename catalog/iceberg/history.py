@@ -18,7 +18,7 @@ DEFAULT_DEPTH = 10
 """Commits before the latest kept as snapshots by default."""
 
 
-def history_instants(table: shim.Table, latest: str | None, depth: int) -> list[str]:
+def history_instants(table: shim.TableSnapshot, latest: str | None, depth: int) -> list[str]:
     """Up to `depth` completed writes before `latest` that a read may still be as of, oldest first."""
     if latest is None or depth <= 0:
         return []

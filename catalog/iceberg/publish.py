@@ -159,7 +159,7 @@ class IcebergPublisher:
         #: Slices written out, shared by every view and kind of readers.
         self._slices = SliceWriter(self.storage)
         #: Per view, the last answer: the table object it was planned on and what it depends on.
-        self._last: dict[tuple[str, str, Readers], tuple[shim.Table, str, PublishedTable]] = {}
+        self._last: dict[tuple[str, str, Readers], tuple[shim.TableSnapshot, str, PublishedTable]] = {}
         self._expired_at: dict[str, float] = {}
 
     def publish(self, name: str, view: str, readers: Readers = Readers.NAME_MAPPING) -> PublishedTable:
@@ -170,16 +170,16 @@ class IcebergPublisher:
         it); those of other versions of it wait for one another; publications of other views or
         for other readers that need the same slice written out wait for the one writing it."""
         handle = self.catalog.handle(name)
-        table = handle.table()  # the same object while the table's timeline is unchanged
+        table = handle.snapshot()  # the same object while the table's timeline is unchanged
         return self._flights.run((name, view, readers, table), lambda: self._publish_one(handle, table, view, readers))
 
-    def _publish_one(self, handle: TableHandle, table: shim.Table, view: str, readers: Readers) -> PublishedTable:
+    def _publish_one(self, handle: TableHandle, table: shim.TableSnapshot, view: str, readers: Readers) -> PublishedTable:
         with self._lock:
             lock = self._publishing.setdefault((handle.name, view, readers), threading.Lock())
         with lock:
             return self._publish(handle, table, view, readers)
 
-    def _publish(self, handle: TableHandle, table: shim.Table, view: str, readers: Readers) -> PublishedTable:
+    def _publish(self, handle: TableHandle, table: shim.TableSnapshot, view: str, readers: Readers) -> PublishedTable:
         name = handle.name
         _check_outside(os.path.join(self.folder, name), table.path, name)
         last = self._last.get((name, view, readers))
@@ -210,7 +210,7 @@ class IcebergPublisher:
         self._last[(name, view, readers)] = (table, key, result)
         return result
 
-    def _versions(self, handle: TableHandle, table: shim.Table, view: str, scans: list[shim.Scan],
+    def _versions(self, handle: TableHandle, table: shim.TableSnapshot, view: str, scans: list[shim.Scan],
                   readers: Readers) -> Versions:
         """The files of every commit published (oldest first), placed under one name mapping."""
         # The views of exactly these scans: the latest is no time travel (an earlier write still

@@ -80,7 +80,7 @@ class SchemaGrid:
     rows: tuple[Row, ...]
 
 
-def schema_versions(table: shim.Table) -> tuple[str, list[Version]]:
+def schema_versions(table: shim.TableSnapshot) -> tuple[str, list[Version]]:
     """The table's schema versions, oldest first, and what keys their columns ("id" or "name")."""
     history = sorted(table.schema_history.history(), key=lambda s: s.version_id)
     if not history:
@@ -90,7 +90,7 @@ def schema_versions(table: shim.Table) -> tuple[str, list[Version]]:
     return "name", _avro_versions(table)
 
 
-def _versions_from_commits(table: shim.Table) -> list[InternalSchema]:
+def _versions_from_commits(table: shim.TableSnapshot) -> list[InternalSchema]:
     """InternalSchemas the commits record (`latest_schema`) when no `.schema` history file exists."""
     timeline = table.active_timeline
     found: dict[int, InternalSchema] = {}
@@ -103,7 +103,7 @@ def _versions_from_commits(table: shim.Table) -> list[InternalSchema]:
     return [found[v] for v in sorted(found)]
 
 
-def _avro_versions(table: shim.Table) -> list[Version]:
+def _avro_versions(table: shim.TableSnapshot) -> list[Version]:
     """Distinct Avro writer schemas of the completed writes, each from the first commit using it."""
     timeline = table.active_timeline
     versions: list[Version] = []
@@ -209,7 +209,7 @@ def _name_used_before(column: Column, key: object, earlier: Sequence[dict[object
     return keyed_by == "id" and any(c.path == column.path and k != key for cols in earlier for k, c in cols.items())
 
 
-def table_schema_grid(table: shim.Table) -> SchemaGrid:
+def table_schema_grid(table: shim.TableSnapshot) -> SchemaGrid:
     """The schema history of `table` as a grid."""
     keyed_by, versions = schema_versions(table)
     return schema_grid(keyed_by, sorted(versions, key=lambda v: instant_key(v.version)))

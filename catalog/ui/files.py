@@ -99,7 +99,7 @@ class FilesPage:
     partitions: tuple[PartitionView, ...]
 
 
-def files_page(table: shim.Table, view: View) -> FilesPage:
+def files_page(table: shim.TableSnapshot, view: View) -> FilesPage:
     """The files of `table`, those `view` reads mapped onto its schema."""
     timeline = table.active_timeline
     table_names = {i: f.name for f in view.schema if (i := arrow_field_id(f)) is not None}

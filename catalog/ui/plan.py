@@ -112,7 +112,7 @@ class QueryPlan:
     files: tuple[FileChoice, ...]
 
 
-def explain(table: shim.Table, mapped: Sequence[FileSchema] | None = None, *, mode: ScanMode = "snapshot",
+def explain(table: shim.TableSnapshot, mapped: Sequence[FileSchema] | None = None, *, mode: ScanMode = "snapshot",
             filter: str | None = None, as_of: str | None = None) -> QueryPlan:
     """Plan a scan of `table` and say what it prunes and merges.
 
@@ -168,7 +168,7 @@ def explain(table: shim.Table, mapped: Sequence[FileSchema] | None = None, *, mo
                      tuple(sorted(keys)) if keys is not None else None, choices, tuple(files))
 
 
-def _why_pruned(table: shim.Table, bound: Expr | None, partition: str, scan: shim.Scan) -> str:
+def _why_pruned(table: shim.TableSnapshot, bound: Expr | None, partition: str, scan: shim.Scan) -> str:
     raw = partition_values(partition, table.config)
     if raw is None:
         return "the range of values its path stands for (a date partition) makes the filter false"
@@ -182,7 +182,7 @@ def _why_pruned(table: shim.Table, bound: Expr | None, partition: str, scan: shi
     return f"the filter is false where {shown}"
 
 
-def _exact_values(table: shim.Table, partition: str, scan: shim.Scan) -> dict[str, object]:
+def _exact_values(table: shim.TableSnapshot, partition: str, scan: shim.Scan) -> dict[str, object]:
     """The column values a partition's path spells exactly (every row of it holds them)."""
     raw = partition_values(partition, table.config)
     if not raw:

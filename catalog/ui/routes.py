@@ -153,9 +153,9 @@ class _PerTable:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._values: weakref.WeakKeyDictionary[shim.Table, dict[str, object]] = weakref.WeakKeyDictionary()
+        self._values: weakref.WeakKeyDictionary[shim.TableSnapshot, dict[str, object]] = weakref.WeakKeyDictionary()
 
-    def get(self, table: shim.Table, key: str, compute: Callable[[], T]) -> T:
+    def get(self, table: shim.TableSnapshot, key: str, compute: Callable[[], T]) -> T:
         with self._lock:
             found = self._values.get(table, {}).get(key)
         if found is None:
@@ -181,7 +181,7 @@ def table_json(request: Request, name: str) -> Response:
 
 @api.get("/tables/{name}/schemas", summary="The schema history: columns by id across schema versions")
 def schemas_json(request: Request, name: str) -> Response:
-    table = _catalog(request).table(name)
+    table = _catalog(request).snapshot(name)
 
     def grid() -> str:
         found = table_schema_grid(table)
@@ -193,7 +193,7 @@ def schemas_json(request: Request, name: str) -> Response:
 
 @api.get("/tables/{name}/timeline", summary="Every instant (archived ones too) and what it did")
 def timeline_json(request: Request, name: str) -> Response:
-    table = _catalog(request).table(name)
+    table = _catalog(request).snapshot(name)
     return json_response(_remembered.get(table, "timeline json", lambda: json_text(
         _remembered.get(table, "timeline", lambda: table_timeline(table)))))
 
@@ -201,7 +201,7 @@ def timeline_json(request: Request, name: str) -> Response:
 @api.get("/tables/{name}/files", summary="File groups and slices by partition, with column mappings and misreads")
 def files_json(request: Request, name: str, view: View = "snapshot", as_of: AsOf = None) -> Response:
     catalog = _catalog(request)
-    table = catalog.table(name)
+    table = catalog.snapshot(name)
     published = catalog.view(name, view, as_of or None)
     return json_response(_remembered.get(table, f"files json {view} {published.instant}",
                                          lambda: json_text(files_page(table, published))))
@@ -223,7 +223,7 @@ async def plan_json(request: Request, name: str, filter: Annotated[str | None, Q
 
 
 def _plan(catalog: Catalog, name: str, filter: str | None, as_of: str | None, mode: Any, limit: int) -> dict[str, Any]:
-    table = catalog.table(name)
+    table = catalog.snapshot(name)
     explained = explain(table, catalog.view(name, mode, as_of).files, mode=mode, filter=filter, as_of=as_of)
     request = ScanRequest(mode=mode, filter=filter, as_of=as_of, limit=limit)
     with catalog.scan(name, request, time_limit=TimeLimit.starting_now(catalog.limits.max_seconds)) as reader:

@@ -53,7 +53,7 @@ def table_rows(catalog: Catalog) -> list[TableRow]:
 def table_row(catalog: Catalog, name: str, location: str) -> TableRow:
     views = (name, name + RO_SUFFIX, f"{NAMESPACE}.{name}", f"{NAMESPACE}.{name}{RO_SUFFIX}")
     try:
-        table = catalog.table(name)
+        table = catalog.snapshot(name)
         latest = table.active_timeline.latest_write()
         last = None
         if latest is not None:
@@ -68,7 +68,7 @@ def table_row(catalog: Catalog, name: str, location: str) -> TableRow:
         return TableRow(name, location, views=views, error=document)
 
 
-def estimate_rows(table: shim.Table, slices: list[shim.FileSlice]) -> int:
+def estimate_rows(table: shim.TableSnapshot, slices: list[shim.FileSlice]) -> int:
     """Rows a snapshot read returns, about: base file rows plus log inserts less log deletes."""
     timeline = table.active_timeline
     base_rows: dict[str, int] = {}

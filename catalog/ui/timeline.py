@@ -15,6 +15,7 @@ from typing import Any
 import shim
 from shim.errors import HudiShimError
 from shim.schema import search_schema
+from shim.timeline.archived import read_archived_timeline
 from shim.timeline.instant import Action, Instant, State, instant_key
 from shim.timeline.metadata import CommitMetadata
 from shim.timeline.timeline import Timeline
@@ -69,7 +70,7 @@ class TimelineEntry:
     error: str | None = None
 
 
-def table_timeline(table: shim.Table) -> list[TimelineEntry]:
+def table_timeline(table: shim.TableSnapshot) -> list[TimelineEntry]:
     """Every instant of the archived and the active timeline, oldest first."""
     timeline = table.active_timeline
     entries = {e.time: e for e in _archived_entries(table)}
@@ -85,7 +86,7 @@ def _by_time(instants: Iterable[Instant]) -> dict[str, list[Instant]]:
     return found
 
 
-def _active_entry(table: shim.Table, timeline: Timeline, files: list[Instant]) -> TimelineEntry:
+def _active_entry(table: shim.TableSnapshot, timeline: Timeline, files: list[Instant]) -> TimelineEntry:
     latest = files[-1]  # the timeline orders the states of one time
     entry = TimelineEntry(latest.requested_time, latest.action.value, latest.state.value,
                           tuple(i.state.value for i in files), latest.completion_time, archived=False)
@@ -96,7 +97,7 @@ def _active_entry(table: shim.Table, timeline: Timeline, files: list[Instant]) -
     return replace(entry, **details)
 
 
-def _active_details(table: shim.Table, timeline: Timeline, latest: Instant, files: list[Instant]) -> dict[str, Any]:
+def _active_details(table: shim.TableSnapshot, timeline: Timeline, latest: Instant, files: list[Instant]) -> dict[str, Any]:
     if latest.is_completed and latest.action.writes_data:
         metadata = timeline.commit_metadata(latest)
         details = _write_details(metadata)
@@ -113,7 +114,7 @@ def _active_details(table: shim.Table, timeline: Timeline, latest: Instant, file
     return {"summary": "" if latest.is_completed else f"{latest.state.value}: not completed, nothing of it is read"}
 
 
-def _schema_version(table: shim.Table, instant: str) -> str | None:
+def _schema_version(table: shim.TableSnapshot, instant: str) -> str | None:
     """The schema version a write recorded: from the history file when there is one (parsing every
     commit's schema JSON costs a millisecond each), else from the commit."""
     history = table.schema_history.history()
@@ -186,9 +187,9 @@ _ARCHIVED_CONTENT = {"commit": "hoodieCommitMetadata", "deltacommit": "hoodieCom
                      "rollback": "hoodieRollbackMetadata", "compaction": "hoodieCompactionPlan"}
 
 
-def _archived_entries(table: shim.Table) -> list[TimelineEntry]:
+def _archived_entries(table: shim.TableSnapshot) -> list[TimelineEntry]:
     try:
-        archived = table.archived_timeline()
+        archived = read_archived_timeline(table.storage, table.config)
     except (HudiShimError, OSError) as exc:
         return [TimelineEntry("", "archive", "", (), None, archived=True, error=f"cannot read the archive: {exc}")]
     grouped: dict[str, list[Any]] = {}
@@ -214,7 +215,7 @@ def _archived_entries(table: shim.Table) -> list[TimelineEntry]:
     return entries
 
 
-def made_by(table: shim.Table, instants: Iterable[str]) -> dict[str, dict[str, object]]:
+def made_by(table: shim.TableSnapshot, instants: Iterable[str]) -> dict[str, dict[str, object]]:
     """For each instant (a schema version), its action and operation, and whether it was archived
     (absent: on neither timeline)."""
     timeline = table.active_timeline

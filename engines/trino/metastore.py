@@ -69,7 +69,7 @@ def register_table(metastore: Path, flavor: str, table_path: str | os.PathLike[s
         meta_columns: whether Hudi's meta columns come first, as Hive sync registers them.
     """
     layout = _layout(flavor)
-    table = shim.open_table(table_path)
+    table = shim.open_table(table_path).snapshot()
     data, partition_columns = sync_columns(table, meta_columns=meta_columns)
     if columns is not None:
         data = list(columns)

@@ -22,7 +22,7 @@ from shim.scan_options import CorruptMode, ScanMode
 
 if TYPE_CHECKING:
     from shim.read.index_pruning import PlanReport
-    from shim.read.snapshot import TableSnapshot
+    from shim.read.snapshot_state import SnapshotState
 
 MIN_LIMITED_BATCH = 1024
 """Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""
@@ -35,7 +35,7 @@ MAX_BATCH_ROWS = 1 << 20
 class PlannedScan:
     """A checked scan: the schemas, the filter and the file slices it reads (`request.Scan` reads it)."""
 
-    table: TableSnapshot
+    table: SnapshotState
     mode: ScanMode
     read_instant: str | None
     schemas: TableSchemas

@@ -46,7 +46,7 @@ from shim.timeline.instant import normalize_instant
 if TYPE_CHECKING:
     from shim.metadata.records import ColumnStats
     from shim.read.file_schemas import FileSchema
-    from shim.read.snapshot import TableSnapshot
+    from shim.read.snapshot_state import SnapshotState
     from shim.scan_options import ScanOptions
 
 
@@ -113,7 +113,7 @@ class Scan(PlannedScan):
         return reader if self.limit is None else _first_rows(reader, self.limit)
 
 
-def build_scan(table: TableSnapshot, options: ScanOptions, *, plan_files: bool = True) -> Scan:
+def build_scan(table: SnapshotState, options: ScanOptions, *, plan_files: bool = True) -> Scan:
     """Check the request's `options` against the table and plan the file slices to read
     (`plan_files=False`: the schemas only).
 
@@ -265,7 +265,7 @@ def _bind_filter(row_filter: FilterLike | pc.Expression, schema: pa.Schema) -> R
 
 
 def _pruned_partitions(
-    table: TableSnapshot, files: ReadFiles, schemas: TableSchemas, row_filter: RowFilter | None, read_instant: str
+    table: SnapshotState, files: ReadFiles, schemas: TableSchemas, row_filter: RowFilter | None, read_instant: str
 ) -> tuple[list[str], RowFilter | None]:
     """Partitions that may hold matching rows, and the filter left to apply to their rows.
 
@@ -295,7 +295,7 @@ def _by_partition_stats(files: ReadFiles, row_filter: RowFilter | None, schemas:
     return prune_partitions(files.index, expr, partitions, stats_columns(expr, schemas))
 
 
-def _by_index(table: TableSnapshot, files: ReadFiles, row_filter: RowFilter | None, schemas: TableSchemas,
+def _by_index(table: SnapshotState, files: ReadFiles, row_filter: RowFilter | None, schemas: TableSchemas,
               slices: list[FileSlice], latest: bool, partitions: int,
               partitions_skipped: int) -> tuple[list[FileSlice], PlanReport]:
     """The slices the metadata table's column stats and key indexes leave, and the report of
@@ -322,7 +322,7 @@ def _by_index(table: TableSnapshot, files: ReadFiles, row_filter: RowFilter | No
                               located - len(slices), tuple(used))
 
 
-def _partition_values(table: TableSnapshot, schemas: TableSchemas, partition: str) -> PartitionValues:
+def _partition_values(table: SnapshotState, schemas: TableSchemas, partition: str) -> PartitionValues:
     """The partition's typed path values, computed once per table schema."""
     cached = schemas.partition_values.get(partition)
     if cached is not None:

@@ -27,10 +27,10 @@ from shim.schema import (
 from shim.schema.types import STRING
 
 if TYPE_CHECKING:
-    from shim.read.snapshot import TableSnapshot
+    from shim.read.snapshot_state import SnapshotState
 
 
-def table_schemas_as_of(table: TableSnapshot, read_instant: str | None) -> TableSchemas:
+def table_schemas_as_of(table: SnapshotState, read_instant: str | None) -> TableSchemas:
     """Schema of the table as of the read instant.
 
     Schema-on-read tables use the InternalSchema of the newest commit (ids, renames, drops);
@@ -85,7 +85,7 @@ def _with_meta(internal: InternalSchema) -> InternalSchema:
     return InternalSchema(record, internal.version_id, internal.max_column_id)
 
 
-def _schema_from_any_base_file(table: TableSnapshot, read_instant: str | None) -> pa.Schema:
+def _schema_from_any_base_file(table: SnapshotState, read_instant: str | None) -> pa.Schema:
     from shim.layout.slices import file_slices_as_of
 
     if read_instant is None:

@@ -13,13 +13,13 @@ from shim.timeline.instant import Action, instant_key, normalize_instant
 from shim.timeline.timeline import Timeline
 
 if TYPE_CHECKING:
-    from shim.read.snapshot import TableSnapshot
+    from shim.read.snapshot_state import SnapshotState
 
 COMMIT_TIME = "_hoodie_commit_time"
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.COMPACTION, Action.LOG_COMPACTION)
 
 
-def check_time_travel(table: TableSnapshot, as_of: str) -> None:
+def check_time_travel(table: SnapshotState, as_of: str) -> None:
     """Refuse an `as_of` at or after a write that has not completed (its result could still change),
     before what the cleaner retained (its files are gone), or before the active timeline when
     older instants were archived (which commits completed then is no longer on it).
@@ -83,7 +83,7 @@ class IncrementalWindow:
     file_groups: frozenset[tuple[str, str]] | None
 
 
-def incremental_window(table: TableSnapshot, commit_range: tuple[str, str | None]) -> IncrementalWindow:
+def incremental_window(table: SnapshotState, commit_range: tuple[str, str | None]) -> IncrementalWindow:
     """Resolve (start, end] like Hudi: requested times on table version 6, completion times on 8+.
 
     A window starting before the active timeline may cover archived commits, whose file groups
@@ -136,7 +136,7 @@ def window_start(start: str) -> str:
     return "0" * 17 if text.isdigit() and not text.strip("0") else normalize_instant(text)
 
 
-def _reaches_archive(table: TableSnapshot, timeline: Timeline, begin: str) -> bool:
+def _reaches_archive(table: SnapshotState, timeline: Timeline, begin: str) -> bool:
     """Whether commits after `begin` may have been archived: it precedes the active timeline and
     the table keeps archived instants."""
     if timeline.start is None or instant_key(begin) >= instant_key(timeline.start) or timeline.includes_archive:
@@ -144,13 +144,13 @@ def _reaches_archive(table: TableSnapshot, timeline: Timeline, begin: str) -> bo
     return _has_archive(table)
 
 
-def _has_archive(table: TableSnapshot) -> bool:
+def _has_archive(table: SnapshotState) -> bool:
     """Whether the table's archive folder holds any file (archived instants)."""
     folder = paths.archive_folder(table.path, table.config.archive_path)
     return any(entry.is_file for entry in table.storage.list_files(folder))
 
 
-def _check_full_scan_possible(table: TableSnapshot, timeline: Timeline, begin: str, finish: str | None,
+def _check_full_scan_possible(table: SnapshotState, timeline: Timeline, begin: str, finish: str | None,
                               by_completion: bool, read_instant: str | None) -> None:
     reason = None
     if by_completion:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from shim.errors import InvalidTableError
 from shim.read.schemas import table_schemas_as_of
+from shim.read.snapshot import TableSnapshot
 from shim.schema import InternalSchema, internal_from_avro
-from shim.table import Table
 
 
-def current_schema(table: Table, read_instant: str | None) -> InternalSchema | None:
+def current_schema(table: TableSnapshot, read_instant: str | None) -> InternalSchema | None:
     """The table's InternalSchema (meta columns included) as of `read_instant`, or None if it has
     no schema yet."""
     if read_instant is None:

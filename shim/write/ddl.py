@@ -17,10 +17,10 @@ from collections.abc import Callable, Collection, Mapping
 
 from shim.errors import TableNotFoundError, UnsupportedFeatureError
 from shim.properties import TableConfig, TableType, read_table_config
+from shim.read.snapshot import TableSnapshot
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history, schema_to_json
 from shim.schema.types import Type
 from shim.storage import Storage, storage_and_options
-from shim.table import Table
 from shim.timeline.instant import Action
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
 from shim.timeline.timeline import Timeline
@@ -103,7 +103,7 @@ class AlterTable:
         return config
 
     def _schema(self, config: TableConfig) -> InternalSchema:
-        table = Table(self.storage, config)
+        table = TableSnapshot.load(self.storage, config)
         current = current_schema(table, table.active_timeline.resolve_as_of(None))
         if current is None:
             raise UnsupportedFeatureError(

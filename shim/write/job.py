@@ -19,9 +19,9 @@ import pyarrow as pa
 
 from shim.errors import InvalidArgumentError, WriteError
 from shim.properties import TableConfig, TableType, read_table_config
+from shim.read.snapshot import TableSnapshot
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.storage import Storage, as_uri, split_storage_options, storage_for
-from shim.table import Table
 from shim.timeline.instant import Action
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
 from shim.timeline.timeline import Timeline
@@ -110,7 +110,7 @@ def plan_write(
     if config is None:
         config = _create(storage, opts, incoming)
     elif opts.partitions_to_delete:  # checked before an instant is requested
-        _check_partitions_matched(opts.partitions_to_delete, Table(storage, config), config)
+        _check_partitions_matched(opts.partitions_to_delete, TableSnapshot.load(storage, config), config)
     action = _action(opts, config)
     txn, _ = begin(
         storage, config, action, timeout_s=opts.heartbeat_timeout_s,
@@ -123,7 +123,7 @@ def plan_write(
         raise
 
 
-def _check_partitions_matched(patterns: tuple[str, ...], table: Table, config: TableConfig) -> None:
+def _check_partitions_matched(patterns: tuple[str, ...], table: TableSnapshot, config: TableConfig) -> None:
     """Refuse a delete_partition whose patterns match no live partition (Hudi would commit an
     empty replacecommit); warn of each pattern that matches none while others do."""
     read_instant = table.active_timeline.resolve_as_of(None)
@@ -182,7 +182,7 @@ def _create(storage: Storage, opts: WriteOptions, incoming: pa.Schema) -> TableC
 def _plan(
     storage: Storage, config: TableConfig, opts: WriteOptions, txn: Transaction, incoming: pa.Schema
 ) -> WritePlan:
-    table = Table(storage, config)
+    table = TableSnapshot.load(storage, config)
     read_instant = table.active_timeline.resolve_as_of(None)
     previous = current_schema(table, read_instant)
     on_read = opts.schema_on_read or _has_latest_schema(table, read_instant)
@@ -219,12 +219,12 @@ def _plan(
     )
 
 
-def _has_latest_schema(table: Table, read_instant: str | None) -> bool:
+def _has_latest_schema(table: TableSnapshot, read_instant: str | None) -> bool:
     latest = table.active_timeline.latest_commit_metadata(read_instant)
     return latest is not None and latest[1].latest_schema is not None
 
 
-def pending_compactions(table: Table) -> dict[tuple[str, str], str]:
+def pending_compactions(table: TableSnapshot) -> dict[tuple[str, str], str]:
     """(partition, file id) -> instant of every file group in a pending compaction plan."""
     return {(str(op.get("partitionPath") or ""), str(op.get("fileId") or "")): instant
             for instant, op in table.active_timeline.pending_compaction_operations()}

@@ -345,7 +345,7 @@ class _GroupWriter:
 
     def _read_committed(self, committed: FileSlice) -> pa.Table:
         if self._scan is None:
-            self._scan = build_scan(open_table(self.plan.storage), ScanOptions(mode="read_optimized", include_meta=True),
+            self._scan = build_scan(open_table(self.plan.storage).snapshot(), ScanOptions(mode="read_optimized", include_meta=True),
                                     plan_files=False)
         scan = self._scan
         assert isinstance(scan, Scan)

@@ -55,7 +55,7 @@ def layout_of(catalog: Catalog, name: str, view: str, merging: str = "deletes") 
     """The layout the publisher plans for the view at its latest instant (slices with logs kept in
     place with deletes unless `merging` says otherwise)."""
     table = catalog.table(name)
-    scan = build_scan(table, ScanOptions(mode=view))
+    scan = build_scan(table.snapshot(), ScanOptions(mode=view))
     return plan_layout(catalog.view(name, view, scan.read_instant), scan.slices, table.storage,
                        table.config.partition_fields, merging=merging)
 

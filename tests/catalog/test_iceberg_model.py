@@ -51,9 +51,9 @@ def _check_history(live, table, view: str, model: EvolvingHistory, step: int) ->
     ones (and the latest last); time travel to it reads what the shim (and, for snapshots, the
     model) reads as of that commit."""
     shim_table = live.catalog.table("trips")
-    horizon = time_travel_horizon(shim_table.current())
+    horizon = time_travel_horizon(shim_table.snapshot())
     instants = [s.summary["hudi-shim.instant"] for s in table.metadata.snapshots]
-    writes = [i.requested_time for i in shim_table.current().active_timeline.completed_writes()
+    writes = [i.requested_time for i in shim_table.snapshot().active_timeline.completed_writes()
               if i.requested_time >= horizon]
     assert instants == writes[-len(instants):] and len(instants) == min(len(writes), 11), (step, view)
     modelled = dict(model.snapshots)

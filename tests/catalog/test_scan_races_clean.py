@@ -50,7 +50,7 @@ def test_a_read_whose_files_a_clean_removes_names_the_file_and_read_plans_again(
     with pytest.raises(FileGoneError, match=r"\.parquet is gone: it was removed .* read again") as caught:
         planned.read_all()
     assert caught.value.path is not None and not os.path.exists(caught.value.path)
-    real_plan = shim.Table.plan
+    real_plan = shim.TableSnapshot.plan
     calls: list[int] = []
 
     def planned_before_a_clean(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -61,7 +61,7 @@ def test_a_read_whose_files_a_clean_removes_names_the_file_and_read_plans_again(
         return reader
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(shim.Table, "plan", planned_before_a_clean)
+        patch.setattr(shim.TableSnapshot, "plan", planned_before_a_clean)
         rows = table.read().to_pylist()
     assert len(calls) == 2 and {r["ts"] for r in rows} == {3} and len(rows) == 20
     assert [r["fare"] for r in shim_rows(path)] == [r["fare"] for r in sorted(trips(3), key=lambda r: r["id"])]

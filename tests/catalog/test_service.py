@@ -57,13 +57,14 @@ def test_tables_setting_registers_named_and_unnamed_paths(tmp_path):
     assert cat.names() == ["first", "two"]
 
 
-def test_handle_reopens_table_only_when_timeline_changes(catalog, warehouse):
+def test_handle_reloads_snapshot_only_when_timeline_changes(catalog, warehouse):
     handle = catalog.handle("events")
-    first = handle.table()
-    assert handle.table() is first
+    first = handle.snapshot()
+    assert handle.snapshot() is first and handle.loaded() is first
     warehouse.events.base([{"key": "k3", "ts": 1, "count": 3, "label": "three"}], file_id="fg3-0")
-    second = handle.table()
-    assert second is not first
+    assert handle.loaded() is None
+    second = handle.snapshot()
+    assert second is not first and handle.table().snapshot() is second
     assert second.active_timeline.latest_write().requested_time == warehouse.events.instants[-1]
 
 

@@ -39,7 +39,7 @@ def test_schema_grid_of_a_table_without_ids_is_keyed_by_name_from_its_avro_schem
     table.base([{"id": "a", "ts": 1, "n": 1}])
     wider = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("n", pa.int64()), ("extra", pa.string())])
     table.base([{"id": "b", "ts": 1, "n": 2, "extra": "x"}], schema=wider, file_id="fg2-0")
-    grid = table_schema_grid(shim.open_table(str(tmp_path / "t")))
+    grid = table_schema_grid(shim.open_table(str(tmp_path / "t")).snapshot())
     assert grid.keyed_by == "name" and grid.versions == tuple(table.instants)
     rows = {row.names[0]: row for row in grid.rows}
     assert [(c.change, c.type, c.was_type) for c in rows["n"].cells] == [("initial", "int", None),
@@ -81,7 +81,7 @@ def evolved(tmp_path) -> tuple[shim.Table, list[str]]:
     table.alter(rename("n", "m"))
     table.alter(drop("ts"))
     table.alter(add("ts", "long"))
-    return shim.open_table(str(tmp_path / "e")), table.instants
+    return shim.open_table(str(tmp_path / "e")).snapshot(), table.instants
 
 
 def test_explain_skips_row_groups_by_statistics_only_on_columns_stored_under_their_name(evolved):
@@ -133,8 +133,9 @@ def test_timeline_includes_the_archived_instants_with_what_they_wrote(tmp_path):
     for i in range(6):
         table.base([{"id": f"k{i}", "ts": 1}], file_id=f"fg{i}-0")
     assert archive_timeline(as_storage(str(tmp_path / "a")), table.config, ArchiveSettings(min_commits=2, max_commits=3))
-    opened = shim.open_table(str(tmp_path / "a"))
-    archived = {a.requested_time for a in opened.archived_timeline()}
+    reopened = shim.open_table(str(tmp_path / "a"))
+    opened = reopened.snapshot()
+    archived = {a.requested_time for a in reopened.archived_timeline()}
     entries = table_timeline(opened)
     assert [e.time for e in entries] == table.instants
     assert {e.time for e in entries if e.archived} == archived and len(archived) == 4

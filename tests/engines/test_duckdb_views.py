@@ -43,9 +43,9 @@ def con(request, warehouse):
 @pytest.fixture
 def scans(monkeypatch):
     """Every shim scan planned with its files (in this process: the in-process catalog and the
-    test server; `Table.scan` and the server's scans plan through `Table.plan`)."""
+    test server; `Table.scan` and the server's scans plan through `TableSnapshot.plan`)."""
     calls = []
-    original = shim.Table.plan
+    original = shim.TableSnapshot.plan
 
     def spy(self, options=shim.ScanOptions(), *, files=True):  # noqa: B008 (frozen)
         if files:
@@ -53,7 +53,7 @@ def scans(monkeypatch):
                           "filter": options.filter, "dictionary_partitions": options.dictionary_partitions})
         return original(self, options, files=files)
 
-    monkeypatch.setattr(shim.Table, "plan", spy)
+    monkeypatch.setattr(shim.TableSnapshot, "plan", spy)
     return calls
 
 
@@ -205,8 +205,8 @@ def test_local_filters_go_to_the_shim_as_arrow_which_translates_what_it_can(ware
     from shim.scan_options import ScanOptions
 
     table = source.catalog.table("trips")
-    assert build_scan(table, ScanOptions(filter=mixed)).row_filter.expr is None
-    translated = build_scan(table, ScanOptions(filter=simple))
+    assert build_scan(table.snapshot(), ScanOptions(filter=mixed)).row_filter.expr is None
+    translated = build_scan(table.snapshot(), ScanOptions(filter=simple))
     assert {s.partition_path for s in translated.slices} == {"city=ny"}
     assert str(translated.row_filter.expr) == "amount > 2.0e0"  # the partition guarantees city = 'ny'
 

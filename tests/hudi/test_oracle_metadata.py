@@ -45,7 +45,7 @@ def test_the_recipes_with_the_metadata_table_on_have_one(hudi_tables: dict[str, 
     assert WITH_MDT == ["mor_evolve", "mor_metadata_indexes", "mor_partial_updates", "mor_v6_parquet"]
     for name, generated in hudi_tables.items():
         table = shim.open_table(generated.path)
-        listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+        listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
         if name in WITH_MDT:
             assert listing.reason is None, name
 
@@ -54,19 +54,19 @@ def test_the_recipes_with_the_metadata_table_on_have_one(hudi_tables: dict[str, 
 def test_listing_equals_storage_and_plans_the_same_slices_as_of_every_write(
         hudi_tables: dict[str, GeneratedTable], recipe: str) -> None:
     table = shim.open_table(hudi_tables[recipe].path)
-    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
     partitions = list_partitions(table.storage, table.config)
     stored = list_file_groups(table.storage, partitions)
     assert listing.partitions() == partitions
     assert _norm(listing.file_groups()) == _norm(stored)
-    timeline = table.with_archive().active_timeline
+    timeline = table.snapshot().with_archive().active_timeline
     served = 0
     for write in timeline.completed_writes():
         instant = write.requested_time
-        at = metadata_listing(table.storage, table.config, table.active_timeline, instant)
+        at = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, instant)
         if at.files is None:  # only reads as of commits a clean no longer keeps
             assert at.reason is not None and at.reason.startswith("clean "), at.reason
-            clean = table.active_timeline.latest_clean()
+            clean = table.snapshot().active_timeline.latest_clean()
             assert clean is not None and instant_key(instant) < instant_key(clean[1])
             continue
         served += 1
@@ -79,10 +79,10 @@ def test_listing_equals_storage_and_plans_the_same_slices_as_of_every_write(
 def test_files_as_of_every_write_are_the_files_committed_by_then(hudi_tables: dict[str, GeneratedTable],
                                                                 recipe: str) -> None:
     table = shim.open_table(hudi_tables[recipe].path)
-    timeline = table.active_timeline
+    timeline = table.snapshot().active_timeline
     stored = {p: {e.name: e.size for g in list_file_groups(table.storage, [p]) for e in (*g.base_files, *g.log_files)}
               for p in list_partitions(table.storage, table.config)}
-    for write in table.with_archive().active_timeline.completed_writes():
+    for write in table.snapshot().with_archive().active_timeline.completed_writes():
         instant = write.requested_time
         mdt = MetadataTable.open(table.storage, timeline, instant)
         if not mdt.is_usable_for(instant):
@@ -93,7 +93,7 @@ def test_files_as_of_every_write_are_the_files_committed_by_then(hudi_tables: di
 
 
 def _committed(table: shim.Table, name: str, partition: str, instant: str) -> bool:
-    timeline = table.with_archive().active_timeline
+    timeline = table.snapshot().with_archive().active_timeline
     base = parse_base_file(name, partition)
     if base is not None:
         return timeline.is_committed(base.instant_time, instant)
@@ -108,7 +108,7 @@ def _committed(table: shim.Table, name: str, partition: str, instant: str) -> bo
 def test_column_stats_of_base_files_equal_their_parquet_footers(hudi_tables: dict[str, GeneratedTable],
                                                                 recipe: str) -> None:
     table = shim.open_table(hudi_tables[recipe].path)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     files = {p: [n for n in names if n.endswith(".parquet")] for p, names in mdt.all_files().items()}
     columns = [f.name for f in table.schema()] + ["_hoodie_commit_time", "_hoodie_record_key"]
     stats = mdt.column_stats(files, columns)
@@ -143,7 +143,7 @@ def _raw(value: Any) -> Any:
 def test_record_index_locates_every_key_of_the_snapshot_and_none_deleted(
         hudi_tables: dict[str, GeneratedTable]) -> None:
     table = shim.open_table(hudi_tables[INDEXES].path)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     assert "record_index" in mdt.enabled_partitions
     rows = table.read(include_meta=True).to_pylist()
     located = mdt.record_locations(r["_hoodie_record_key"] for r in rows)
@@ -161,7 +161,7 @@ def test_record_index_locates_every_key_of_the_snapshot_and_none_deleted(
 def test_bloom_filters_equal_the_base_files_footers_and_cleaned_files_have_none(
         hudi_tables: dict[str, GeneratedTable]) -> None:
     table = shim.open_table(hudi_tables[INDEXES].path)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     checked = 0
     for partition, names in mdt.all_files().items():
         for name in names:
@@ -185,7 +185,7 @@ def test_bloom_filters_equal_the_base_files_footers_and_cleaned_files_have_none(
 
 
 def _cleaned_base_files(table: shim.Table) -> list[tuple[str, str]]:
-    timeline = table.active_timeline
+    timeline = table.snapshot().active_timeline
     found = []
     for instant in timeline.instants:
         if instant.action is not Action.CLEAN or not instant.is_completed:
@@ -200,7 +200,7 @@ def _cleaned_base_files(table: shim.Table) -> list[tuple[str, str]]:
 
 def test_partition_stats_bound_each_partitions_rows(hudi_tables: dict[str, GeneratedTable]) -> None:
     table = shim.open_table(hudi_tables[INDEXES].path)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     stats = mdt.partition_stats(["id", "price", "qty", "name"])
     assert sorted(stats) == ["region=ap", "region=eu", "region=us"]
     rows = table.read(columns=["id", "price", "qty", "name", "region"]).to_pylist()
@@ -217,10 +217,10 @@ def test_hudi_rs_plans_from_its_metadata_listing_the_slices_the_shim_plans(hudi_
                                                                            recipe: str) -> None:
     hudi = pytest.importorskip("hudi", reason="hudi-rs (pip install hudi) is a test dependency")
     table = shim.open_table(hudi_tables[recipe].path)
-    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
     ours = sorted((s.partition_path, s.file_id, s.base_file.name if s.base_file else "",
                    tuple(sorted(log.name for log in s.log_files)))
-                  for s in file_slices_as_of(table.storage, listing.partitions(), table.active_timeline, None,
+                  for s in file_slices_as_of(table.storage, listing.partitions(), table.snapshot().active_timeline, None,
                                              groups=listing.file_groups()))
     theirs = sorted((s.partition_path, s.file_id, s.base_file_name, tuple(sorted(s.log_file_names)))
                     for s in hudi.HudiTableBuilder.from_base_uri(table.path).build().get_file_slices())
@@ -240,7 +240,7 @@ def test_the_mdt_commit_of_a_compaction_that_did_not_complete_is_ignored(hudi_ta
     compaction = last.name.split("_")[0]
     last.unlink()
     table = shim.open_table(copy)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     assert mdt.unusable_reason() is None
     orphans = {(p.parent.name, p.name) for p in copy.glob(f"*/*_{compaction}.parquet")}
     assert orphans
@@ -248,10 +248,10 @@ def test_the_mdt_commit_of_a_compaction_that_did_not_complete_is_ignored(hudi_ta
     assert not {(p, n) for p, names in listed.items() for n in names} & orphans
     assert all(mdt.bloom_filter(p, n) is None for p, n in orphans)
     assert mdt.column_stats({p: [n] for p, n in orphans}, ["id"]) == {}
-    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
     partitions = list_partitions(table.storage, table.config)
-    assert (file_slices_as_of(table.storage, partitions, table.active_timeline, None, groups=listing.file_groups())
-            == file_slices_as_of(table.storage, partitions, table.active_timeline, None))
+    assert (file_slices_as_of(table.storage, partitions, table.snapshot().active_timeline, None, groups=listing.file_groups())
+            == file_slices_as_of(table.storage, partitions, table.snapshot().active_timeline, None))
 
 
 @pytest.mark.parametrize("recipe", ["mor_metadata_indexes", "mor_v6_parquet"])
@@ -263,7 +263,7 @@ def test_a_failed_write_and_its_rollback_list_as_storage_does(hudi_tables: dict[
     both in a metadata table deltacommit of the rollback."""
     path = failed_write_table(recipe)
     table = shim.open_table(path)
-    timeline = table.active_timeline
+    timeline = table.snapshot().active_timeline
     [rollback] = [i for i in timeline.instants if i.action is Action.ROLLBACK and i.is_completed]
     [failed] = timeline.read_raw(rollback)["commitsRollback"]  # type: ignore[misc]
     assert not timeline.is_committed(str(failed))
@@ -280,7 +280,7 @@ def test_a_failed_write_and_its_rollback_list_as_storage_does(hudi_tables: dict[
                 **{name.rsplit("/", 1)[-1]: size for name, size in rolled["rollbackLogFiles"].items()}}
         assert len(logs) == 2
         assert {name: (listing.files or {})[""].get(name) for name in logs} == logs
-    for write in table.with_archive().active_timeline.completed_writes():
+    for write in table.snapshot().with_archive().active_timeline.completed_writes():
         at = metadata_listing(table.storage, table.config, timeline, write.requested_time)
         if at.files is not None:
             assert (file_slices_as_of(table.storage, partitions, timeline, write.requested_time, groups=at.file_groups())

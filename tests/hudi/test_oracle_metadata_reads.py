@@ -62,7 +62,7 @@ def test_every_read_is_the_same_with_and_without_the_metadata_table(tables: dict
     table, plain = shim.open_table(generated.path), shim.open_table(generated.path, metadata=False)
     assert table.listing_source().metadata, table.listing_source()
     modes = ["snapshot", "read_optimized"] if table.config.is_mor else ["snapshot"]
-    writes = [w.requested_time for w in table.with_archive().active_timeline.completed_writes()]
+    writes = [w.requested_time for w in table.snapshot().with_archive().active_timeline.completed_writes()]
     listed = 0
     for as_of in [None, *writes]:
         for mode in modes:
@@ -201,7 +201,7 @@ def test_a_metadata_table_lagging_behind_a_write_is_not_used(tables: dict[str, G
     generated = tables["mor_metadata_indexes"]
     copy = tmp_path / "t"
     shutil.copytree(generated.path, copy)
-    last = shim.open_table(copy).active_timeline.completed_writes()[-1].requested_time
+    last = shim.open_table(copy).snapshot().active_timeline.completed_writes()[-1].requested_time
     [mdt_commit] = (copy / ".hoodie" / "metadata" / ".hoodie" / "timeline").glob(f"{last}_*.deltacommit")
     mdt_commit.unlink()
     table = shim.open_table(copy)
@@ -263,7 +263,7 @@ def test_publishing_takes_rows_and_metrics_from_the_stats_and_reads_a_footer_per
     commits = {Path(file).stem.rsplit("_", 1)[-1] for file in inside}
     table = shim.open_table(generated.path)
     merged: set[str | None] = set()
-    for write in table.active_timeline.completed_writes():
+    for write in table.snapshot().active_timeline.completed_writes():
         try:
             merged.update(s.base_path(table.path) for s in table.file_slices(as_of=write.requested_time) if s.has_logs)
         except HudiShimError:  # refused after a clean: not published

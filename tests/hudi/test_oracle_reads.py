@@ -58,7 +58,7 @@ def _rows(read: OracleRead) -> pa.Table:
 def _renamed_ids(table: shim.Table) -> frozenset[int]:
     """Column ids that had another name in some schema version."""
     names: dict[int, set[str]] = {}
-    for version in table.schema_history.history():
+    for version in table.snapshot().schema_history.history():
         for full_name in version.full_names():
             column_id = version.find_id(full_name)
             if column_id is not None:
@@ -68,7 +68,7 @@ def _renamed_ids(table: shim.Table) -> frozenset[int]:
 
 def _readded(table: shim.Table) -> dict[int, str]:
     """Ids of columns that took the name of a dropped column -> the version they appeared in."""
-    versions = sorted(table.schema_history.history(), key=lambda v: v.version_id)
+    versions = sorted(table.snapshot().schema_history.history(), key=lambda v: v.version_id)
     owners: dict[str, int] = {}
     found: dict[int, str] = {}
     for version in versions:

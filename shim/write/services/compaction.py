@@ -32,10 +32,11 @@ from shim.layout.slices import FileSlice
 from shim.layout.table_schema import META_COLUMNS
 from shim.properties import TableConfig, read_table_config
 from shim.read.request import build_scan
+from shim.read.snapshot import TableSnapshot
 from shim.scan_options import ScanOptions
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.storage import Storage, join, paths, storage_and_options
-from shim.table import Table, open_table
+from shim.table import open_table
 from shim.timeline.instant import Action, instant_key
 from shim.timeline.metadata import LATEST_SCHEMA_KEY
 from shim.timeline.timeline import Timeline
@@ -193,7 +194,7 @@ def start_compaction(storage: Storage, config: TableConfig, timeout_s: float,
     txn = Transaction(storage, instant, Action.COMPACTION, timeout_s)
     try:
         txn.files(config).start(b"")
-        table = Table(storage, config)
+        table = TableSnapshot.load(storage, config)
         writes_before = [i.requested_time for i in table.active_timeline.completed_writes()
                          if instant_key(i.requested_time) < instant_key(instant)]
         if not writes_before:
@@ -234,7 +235,7 @@ def _recovered_timeline(storage: Storage, config: TableConfig, timeout_s: float)
 def _schedule(storage: Storage, config: TableConfig, timeline: Timeline,
               due: Callable[[Timeline, str], bool] | None) -> tuple[str, tuple[dict[str, Any], ...]] | None:
     """Plan a compaction of every file slice with log files (caller holds the table guard)."""
-    table = Table(storage, config)
+    table = TableSnapshot.load(storage, config)
     read_instant = table.active_timeline.resolve_as_of(None)
     if read_instant is None:
         return None
@@ -281,7 +282,7 @@ def compact_file_group(job: CompactionJob, op: dict[str, Any], task: TaskInfo | 
 def _compact(job: CompactionJob, op: dict[str, Any], task: TaskInfo) -> str:
     partition = op.get("partitionPath") or ""
     file_id = op["fileId"]
-    scan = build_scan(open_table(job.storage), ScanOptions(mode="snapshot", include_meta=True, as_of=job.read_instant))
+    scan = build_scan(open_table(job.storage).snapshot(), ScanOptions(mode="snapshot", include_meta=True, as_of=job.read_instant))
     slices = [s for s in scan.slices if s.partition_path == partition and s.file_id == file_id]
     rows = dataclasses.replace(scan, slices=slices).reader().read_all() if slices else None
     schema = schema_from_json(job.schema_json)

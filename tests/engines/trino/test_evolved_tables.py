@@ -134,7 +134,7 @@ def test_time_travel_to_every_published_snapshot(stack, flavor, view, table, cat
     name = _iceberg_name(table, view, catalog)
     snapshots = stack.engine(flavor).query(
         f'SELECT snapshot_id, committed_at FROM {catalog}."default"."{table}{VIEWS[view]}$snapshots" ORDER BY 1')
-    commits = [i.requested_time for i in hudi_table.active_timeline.completed_writes()]
+    commits = [i.requested_time for i in hudi_table.snapshot().active_timeline.completed_writes()]
     # 12 commits (1 insert, 8 schema changes, 3 writes): the latest and the 10 before it are kept
     assert len(commits) == 12 and [str(snapshot_id) for snapshot_id, _ in snapshots] == commits[-11:]
     for snapshot_id, committed_at in snapshots:

@@ -46,7 +46,7 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> shim.Table:
 
 
 def test_partitions_are_hours_in_paris(table: shim.Table) -> None:
-    partitions = table.listing.partitions()
+    partitions = table.snapshot().listing.partitions()
     assert "region=eu/secs=2024-03-31/03" in partitions or "region=us/secs=2024-03-31/03" in partitions
     assert not any("secs=2024-03-31/02" in p for p in partitions)  # that hour does not exist in Paris
     assert "region=eu/secs=1970-01-01/01" in partitions  # a null stands for the second 1 (01:00 in Paris)
@@ -71,12 +71,12 @@ def test_random_filters_keep_every_matching_row(table: shim.Table) -> None:
 
 def test_a_narrow_filter_reads_few_partitions(table: shim.Table) -> None:
     hour = DST_START - 2 * 3600  # 2024-03-31T01:00 in Paris
-    scan = build_scan(table, ScanOptions(filter=f"secs >= {hour} AND secs < {hour + 3600}"))
+    scan = build_scan(table.snapshot(), ScanOptions(filter=f"secs >= {hour} AND secs < {hour + 3600}"))
     read = {s.partition_path for s in scan.slices}
-    assert read and len(read) < len(table.listing.partitions()) / 2
+    assert read and len(read) < len(table.snapshot().listing.partitions()) / 2
     assert all("1970" not in p and "-10-" not in p for p in read)
     # Nulls live in the partition of the instant 1 only.
-    assert {s.partition_path for s in build_scan(table, ScanOptions(filter="secs IS NULL")).slices} == \
+    assert {s.partition_path for s in build_scan(table.snapshot(), ScanOptions(filter="secs IS NULL")).slices} == \
         {"region=eu/secs=1970-01-01/01"}
 
 
@@ -84,8 +84,8 @@ def test_arrow_expressions_prune_with_the_same_ranges(table: shim.Table) -> None
     hour = DST_END - 3600
     # `ts + 1 > 0` has no shim counterpart: Arrow's own simplification decides.
     expression = (pc.field("secs") >= hour) & (pc.field("secs") < hour + 600) & ((pc.field("ts") + 1) > 0)
-    scan = build_scan(table, ScanOptions(filter=expression))
-    assert len({s.partition_path for s in scan.slices}) < len(table.listing.partitions()) / 2
+    scan = build_scan(table.snapshot(), ScanOptions(filter=expression))
+    assert len({s.partition_path for s in scan.slices}) < len(table.snapshot().listing.partitions()) / 2
     everything = table.read()
     assert sorted(table.read(filter=expression, columns=["id"]).column("id").to_pylist()) == \
         sorted(everything.filter(expression).column("id").to_pylist())
@@ -138,5 +138,5 @@ def test_other_units_zones_and_types_keep_every_matching_row(tmp_path: Path, kin
             expected = everything.filter(to_arrow_expression(bind(parse_filter(text), everything.schema)))
             assert sorted(table.read(filter=text, columns=["id"]).column("id").to_pylist()) == \
                 sorted(expected.column("id").to_pylist()), text
-    one = build_scan(table, ScanOptions(filter=f"v >= {values[0]} AND v <= {values[0]}"))
+    one = build_scan(table.snapshot(), ScanOptions(filter=f"v >= {values[0]} AND v <= {values[0]}"))
     assert len({s.partition_path for s in one.slices}) == 1

@@ -21,9 +21,9 @@ TRIPS = "trips__mor__avro__v8_trips_8i3u1d"
 
 def _ours(path: Path) -> list[tuple[str, str, str, tuple[str, ...]]]:
     table = shim.open_table(path)
-    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
     assert listing.reason is None
-    slices = file_slices_as_of(table.storage, listing.partitions(), table.active_timeline, None,
+    slices = file_slices_as_of(table.storage, listing.partitions(), table.snapshot().active_timeline, None,
                                groups=listing.file_groups())
     return sorted(_key(s) for s in slices)
 

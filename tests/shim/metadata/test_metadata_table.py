@@ -45,7 +45,7 @@ def _sorted_groups(groups: list[FileGroupFiles]) -> list[tuple[str, str, list[st
 
 
 def test_listing_equals_the_storage_listing_and_plans_the_same_slices_as_of_every_commit(trips: shim.Table) -> None:
-    timeline = trips.active_timeline
+    timeline = trips.snapshot().active_timeline
     listing = metadata_listing(trips.storage, trips.config, timeline, None)
     assert listing.reason is None
     partitions = list_partitions(trips.storage, trips.config)
@@ -62,7 +62,7 @@ def test_listing_equals_the_storage_listing_and_plans_the_same_slices_as_of_ever
 
 
 def test_files_as_of_each_commit_are_the_files_committed_by_then(trips: shim.Table) -> None:
-    timeline = trips.active_timeline
+    timeline = trips.snapshot().active_timeline
     stored = {p: {e.name: e.size for g in list_file_groups(trips.storage, [p]) for e in (*g.base_files, *g.log_files)}
               for p in list_partitions(trips.storage, trips.config)}
     counts = []
@@ -86,7 +86,7 @@ def _instant_of(name: str, partition: str) -> str:
 
 
 def test_column_stats_of_base_files_equal_their_parquet_footers(trips: shim.Table) -> None:
-    mdt = MetadataTable.open(trips.storage, trips.active_timeline)
+    mdt = MetadataTable.open(trips.storage, trips.snapshot().active_timeline)
     files = mdt.all_files()
     stats = mdt.column_stats({p: list(names) for p, names in files.items()}, INDEXED)
     checked = 0
@@ -111,7 +111,7 @@ def test_column_stats_of_base_files_equal_their_parquet_footers(trips: shim.Tabl
 
 
 def test_column_stats_of_log_files_bound_their_records(trips: shim.Table) -> None:
-    mdt = MetadataTable.open(trips.storage, trips.active_timeline)
+    mdt = MetadataTable.open(trips.storage, trips.snapshot().active_timeline)
     logs = {p: [n for n in names if n.startswith(".")] for p, names in mdt.all_files().items()}
     stats = mdt.column_stats(logs, ["fare", "rider", "ts"])
     seen = {"data": 0, "delete": 0}
@@ -133,7 +133,7 @@ def test_column_stats_of_log_files_bound_their_records(trips: shim.Table) -> Non
 
 def test_record_index_locates_every_key_of_the_snapshot_and_no_deleted_key(trips: shim.Table) -> None:
     rows = trips.read(include_meta=True).to_pylist()
-    mdt = MetadataTable.open(trips.storage, trips.active_timeline)
+    mdt = MetadataTable.open(trips.storage, trips.snapshot().active_timeline)
     located = mdt.record_locations([r["_hoodie_record_key"] for r in rows] + ["no-such-key"])
     assert len(located) == len(rows) == 6
     assert mdt.stats.base_files == 7  # the file group Hudi hashes each key to, and no other
@@ -141,7 +141,7 @@ def test_record_index_locates_every_key_of_the_snapshot_and_no_deleted_key(trips
         where = located[row["_hoodie_record_key"]]
         assert where.partition == row["_hoodie_partition_path"]
         assert row["_hoodie_file_name"].startswith(where.file_id)
-    first = trips.active_timeline.completed_writes()[0].requested_time
+    first = trips.snapshot().active_timeline.completed_writes()[0].requested_time
     every_key = {r["_hoodie_record_key"] for r in trips.read(as_of=first, include_meta=True).to_pylist()}
     deleted = every_key - {r["_hoodie_record_key"] for r in rows}
     assert len(deleted) == 2 and not mdt.record_locations(deleted)
@@ -152,13 +152,13 @@ def test_secondary_index_maps_each_rider_to_its_keys(trips: shim.Table) -> None:
     expected: dict[str, list[str]] = defaultdict(list)
     for row in rows:
         expected[row["rider"]].append(row["uuid"])
-    mdt = MetadataTable.open(trips.storage, trips.active_timeline)
+    mdt = MetadataTable.open(trips.storage, trips.snapshot().active_timeline)
     found = mdt.secondary_index("secondary_index_rider_idx", list(expected) + ["rider-Z"])
     assert {k: sorted(v) for k, v in found.items()} == {k: sorted(v) for k, v in expected.items()}
 
 
 def test_partition_stats_bound_each_partitions_rows(trips: shim.Table) -> None:
-    mdt = MetadataTable.open(trips.storage, trips.active_timeline)
+    mdt = MetadataTable.open(trips.storage, trips.snapshot().active_timeline)
     stats = mdt.partition_stats(["fare", "ts", "rider", "city"])
     assert sorted(stats) == ["city=chennai", "city=san_francisco", "city=sao_paulo"]
     assert stats == mdt.partition_stats(["fare", "ts", "rider", "city"], list(stats))
@@ -172,7 +172,7 @@ def test_partition_stats_bound_each_partitions_rows(trips: shim.Table) -> None:
 
 
 def test_keys_are_built_as_hudi_builds_them(trips: shim.Table) -> None:
-    mdt = MetadataTable.open(trips.storage, trips.active_timeline)
+    mdt = MetadataTable.open(trips.storage, trips.snapshot().active_timeline)
     files = mdt.all_files()
     column_records = mdt._partition("column_stats").read()
     assert len(column_records) == len(INDEXED) * sum(len(names) for names in files.values())
@@ -193,20 +193,20 @@ def test_an_mdt_commit_of_a_write_that_did_not_complete_is_ignored(trips_copy: P
     after, at 20251220210131727, so its log starts the compacted slice's logs.)"""
     (trips_copy / ".hoodie" / "timeline" / "20251220210130911_20251220210131755.deltacommit").unlink()
     table = shim.open_table(trips_copy)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     assert mdt.unusable_reason() is None
     orphan = ".8aa68f7e-afd6-4c94-b86c-8a886552e08d-0_20251220210130911.log.1_0-1139-3316"
     assert (trips_copy / "city=sao_paulo" / orphan).exists()
     assert orphan not in mdt.files("city=sao_paulo")
     assert len(mdt.files("city=sao_paulo")) == 3
-    assert metadata_listing(table.storage, table.config, table.active_timeline, None).reason is None
+    assert metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None).reason is None
 
 
 def test_with_the_mdt_compaction_pending_the_slices_before_it_are_read(trips_copy: Path) -> None:
     (trips_copy / ".hoodie" / "timeline" / "20251220210130911_20251220210131755.deltacommit").unlink()
     (trips_copy / ".hoodie" / "metadata" / ".hoodie" / "timeline" / "20251220210130942_20251220210131219.commit").unlink()
     table = shim.open_table(trips_copy)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     assert len(mdt.files("city=sao_paulo")) == 3
     assert mdt.stats.base_files == 1 and mdt.stats.log_blocks == 7  # the init base file, then a log per commit
 
@@ -217,10 +217,10 @@ def test_an_mdt_compaction_over_a_write_that_did_not_complete_makes_it_unusable(
     file of compaction 20251220210130942."""
     (trips_copy / ".hoodie" / "timeline" / "20251220210129235_20251220210129883.commit").unlink()
     table = shim.open_table(trips_copy)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     assert mdt.unusable_reason() == ("metadata table compaction 20251220210130942 includes deltacommit "
                                      "20251220210129235, whose data instant is not completed")
-    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
     assert listing.files is None and "20251220210129235" in (listing.reason or "")
     with pytest.raises(MetadataTableError, match="cannot be used"):
         mdt.files("city=sao_paulo")
@@ -230,7 +230,7 @@ def test_an_mdt_without_a_completed_write_of_the_data_table_is_behind(trips_copy
     (trips_copy / ".hoodie" / "metadata" / ".hoodie" / "timeline"
      / "20251220210128625_20251220210129169.deltacommit").unlink()
     table = shim.open_table(trips_copy)
-    mdt = MetadataTable.open(table.storage, table.active_timeline)
+    mdt = MetadataTable.open(table.storage, table.snapshot().active_timeline)
     expected = ("the metadata table is behind the data table: deltacommit 20251220210128625 completed but the "
                 "metadata table has no deltacommit for it")
     assert mdt.unusable_reason() == expected
@@ -244,17 +244,17 @@ def test_an_mdt_the_table_does_not_list_is_not_used(trips_copy: Path) -> None:
     properties.write_text(text.replace("hoodie.table.metadata.partitions=column_stats,files,",
                                        "hoodie.table.metadata.partitions=column_stats,"))
     table = shim.open_table(trips_copy)
-    listing = metadata_listing(table.storage, table.config, table.active_timeline, None)
+    listing = metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None)
     assert listing.files is None
     assert listing.reason is not None and "files partition is not listed in hoodie.table.metadata.partitions" in listing.reason
     shutil.rmtree(trips_copy / ".hoodie" / "metadata")
     properties.write_text(text)
     table = shim.open_table(trips_copy)
-    assert metadata_listing(table.storage, table.config, table.active_timeline, None).reason == (
+    assert metadata_listing(table.storage, table.config, table.snapshot().active_timeline, None).reason == (
         f"no metadata table at {table.path}/.hoodie/metadata")
 
 
 def test_a_partition_the_mdt_does_not_have_is_named(trips: shim.Table) -> None:
-    mdt = MetadataTable.open(trips.storage, trips.active_timeline)
+    mdt = MetadataTable.open(trips.storage, trips.snapshot().active_timeline)
     with pytest.raises(MetadataTableError, match="no bloom_filters partition"):
         mdt.bloom_filter("city=chennai", "x.parquet")

@@ -46,7 +46,7 @@ def _rows(table: shim.Table, **options: object) -> pa.Table:
 
 def test_every_read_lists_from_the_metadata_table_and_returns_the_storage_listings_rows(trips: Path) -> None:
     table, plain = shim.open_table(trips), shim.open_table(trips, metadata=False)
-    writes = [w.requested_time for w in table.active_timeline.completed_writes()]
+    writes = [w.requested_time for w in table.snapshot().active_timeline.completed_writes()]
     assert len(writes) == 7
     for as_of in [None, *writes]:
         for mode in ("snapshot", "read_optimized"):

@@ -102,7 +102,7 @@ def test_a_lone_merge_is_not_bounded(table, monkeypatch):
 def test_remembered_choices_serve_other_columns_decoding_the_standing_log_records(table, bounded, monkeypatch):
     opened = shim.open_table(table.path)
     assert _rows(opened.read(columns=["id", "v"]), ["id", "v"]) == {(r[0], r[2]) for r in _expected()}
-    remembered = [v for v in opened.slice_cache._items.values() if isinstance(v[0], state_module.SliceChoices)]
+    remembered = [v for v in opened.snapshot().slice_cache._items.values() if isinstance(v[0], state_module.SliceChoices)]
     assert len(remembered) == 2 and all(len(v[0].log_positions) for v in remembered)
     assert all(v[1] < 4_096 for v in remembered)  # a row mask and positions, no decoded rows
     decoded = []
@@ -117,9 +117,9 @@ def test_remembered_choices_of_logs_now_unreadable_merge_again(table, bounded):
     opened = shim.open_table(table.path)
     names = ["id", "ts", "v", "note"]
     assert _rows(opened.read(columns=names), names) == _expected()
-    key = next(k for k, v in opened.slice_cache._items.items() if isinstance(v[0], state_module.SliceChoices))
-    choices = opened.slice_cache.get(key)
+    key = next(k for k, v in opened.snapshot().slice_cache._items.items() if isinstance(v[0], state_module.SliceChoices))
+    choices = opened.snapshot().slice_cache.get(key)
     # Positions beyond the log records the slice decodes to: the merge is done again.
-    opened.slice_cache.put(key, state_module.SliceChoices(choices.base_rows, choices.base_keep,
+    opened.snapshot().slice_cache.put(key, state_module.SliceChoices(choices.base_rows, choices.base_keep,
                                                           choices.log_positions + 10_000), 1)
     assert _rows(opened.read(columns=names), names) == _expected()

@@ -102,12 +102,12 @@ def test_a_renamed_column_is_kept_as_a_dictionary_under_its_new_name(tmp_path):
 def test_compared_columns_and_distinct_values_are_not_chosen(built):
     path, _, _ = built
     table = shim.open_table(path)
-    plain = build_scan(table, ScanOptions())
+    plain = build_scan(table.snapshot(), ScanOptions())
     assert stored_dictionaries(as_storage(path), plain.slices, plain.output_schema, set()) == ["city", "tag"]
     assert stored_dictionaries(as_storage(path), plain.slices, plain.output_schema, {"tag"}) == ["city"]
     assert stored_dictionaries(as_storage(path), [], plain.output_schema, set()) == []
     assert plain.dictionaries == frozenset()
-    assert build_scan(table, ScanOptions(dictionary_strings=True)).dictionaries == frozenset({"city", "tag"})
+    assert build_scan(table.snapshot(), ScanOptions(dictionary_strings=True)).dictionaries == frozenset({"city", "tag"})
 
 
 def test_partition_columns_come_back_as_dictionaries(tmp_path):
@@ -124,7 +124,7 @@ def test_a_base_file_gone_at_planning_leaves_the_choice_to_the_read(tmp_path):
     built = TinyTable(tmp_path / "t", SCHEMA, mor=False)
     built.base(_rows(0, 3_000, 1))
     table = shim.open_table(built.path)
-    plain = build_scan(table, ScanOptions())
+    plain = build_scan(table.snapshot(), ScanOptions())
     [path] = [s.base_path(str(built.path)) for s in plain.slices]
     assert path is not None
     os.remove(path)

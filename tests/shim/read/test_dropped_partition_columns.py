@@ -38,7 +38,7 @@ def test_partition_columns_come_back_from_the_folders(tmp_path):
         {"id": "c", "ts": 1, "fare": 3.0, "city": "ny", "year": "2023"},
     ]
     assert read.read(filter="year = '2023'", columns=["id", "city"]).to_pylist() == [{"id": "c", "city": "ny"}]
-    assert [s.partition_path for s in build_scan(read, ScanOptions(filter="city = 'ny'")).slices] == ["city=ny/year=2023"]
+    assert [s.partition_path for s in build_scan(read.snapshot(), ScanOptions(filter="city = 'ny'")).slices] == ["city=ny/year=2023"]
     ro = read.read(mode="read_optimized", columns=["id", "city"]).to_pylist()
     assert sorted(ro, key=lambda r: r["id"]) == [{"id": "a", "city": "sf"}, {"id": "b", "city": "sf"},
                                                   {"id": "c", "city": "ny"}]

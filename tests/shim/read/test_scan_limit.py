@@ -99,9 +99,9 @@ def test_batches_grow_only_for_fixed_width_columns(cow):
     from shim.scan_options import ScanOptions
 
     table = shim.open_table(cow.path)
-    assert build_scan(table, ScanOptions(columns=["v"])).batch_size > BATCH_SIZE  # 8-byte values: about 8 MB a batch
-    assert build_scan(table, ScanOptions(columns=["v", "id"])).batch_size == BATCH_SIZE  # text: sizes unknown
-    assert build_scan(table, ScanOptions(columns=["v"], limit=10)).batch_size == 1024
+    assert build_scan(table.snapshot(), ScanOptions(columns=["v"])).batch_size > BATCH_SIZE  # 8-byte values: about 8 MB a batch
+    assert build_scan(table.snapshot(), ScanOptions(columns=["v", "id"])).batch_size == BATCH_SIZE  # text: sizes unknown
+    assert build_scan(table.snapshot(), ScanOptions(columns=["v"], limit=10)).batch_size == 1024
     assert table.read(columns=["v"]).num_rows == 9_000
 
 

@@ -141,7 +141,7 @@ def test_arrow_expression_filter_prunes_partitions_and_filters_after_merge(tmp_p
         {"id": "a", "v": 7}, {"id": "b", "v": 5}]
     from shim.read.request import build_scan
 
-    assert [s.partition_path for s in build_scan(t, ScanOptions(filter=expression)).slices] == ["city=sf"]
+    assert [s.partition_path for s in build_scan(t.snapshot(), ScanOptions(filter=expression)).slices] == ["city=sf"]
     with pytest.raises(shim.InvalidFilterError):
         t.read(filter=pc.field("nope") > 1)
 
@@ -168,7 +168,7 @@ def test_partition_terms_guaranteed_by_the_path_are_not_reread(tmp_path):
     table.base([{"id": "a", "ts": 1, "city": "sf", "v": 1}], file_id="sf-0", partition="city=sf")
     table.base([{"id": "b", "ts": 1, "city": "ny", "v": 2}], file_id="ny-0", partition="city=ny")
     t = shim.open_table(table.path)
-    scan = build_scan(t, ScanOptions(columns=["v"], filter="city = 'sf' AND v > 0"))
+    scan = build_scan(t.snapshot(), ScanOptions(columns=["v"], filter="city = 'sf' AND v > 0"))
     assert str(scan.row_filter.expr) == "v > 0"
     assert scan.read_schema.names == ["v"]
     assert t.read(columns=["id", "city"], filter="city = 'sf'").to_pylist() == [{"id": "a", "city": "sf"}]

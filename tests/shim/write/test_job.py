@@ -117,7 +117,7 @@ def test_new_column_evolves_schema_with_a_new_id_and_old_rows_read_null(tmp_path
     second = write(path, [{"id": "k1", "ts": 2, "region": "sf", "fare": 5.0, "tip": 0.5}], schema=wider)
     table = shim.open_table(str(path))
     assert table.schema().names == ["id", "ts", "region", "fare", "tip"]
-    assert table.schema_history.schema_of_instant(second).find_field_by_name("tip").id == 9
+    assert table.snapshot().schema_history.schema_of_instant(second).find_field_by_name("tip").id == 9
     assert [(r["id"], r["tip"]) for r in shim_rows(path)] == [("k0", None), ("k1", 0.5), ("k2", None)]
 
 
