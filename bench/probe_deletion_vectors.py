@@ -1,0 +1,412 @@
+"""Do Trino 476, Presto 0.287 and DuckDB 1.5.5 read Iceberg v3 deletion vectors? (issue 35, item 2)
+
+    python bench/probe_deletion_vectors.py [--dir /tmp/hudi-shim-dv-probe] [--rows 20000]
+                                           [--engines trino,presto,duckdb,pyiceberg]
+
+A small merge-on-read table (partitioned by city, 10% of rows updated in log blocks, then some
+rows deleted in a delete block) is published by `hudi-shim serve --iceberg-slices deletes`:
+format version 2, base files in place with Parquet position deletes. The probe then rewrites
+that publication as format version 3 (`to_v3`): each Parquet position delete file becomes a
+deletion vector (a `deletion-vector-v1` blob in a Puffin file, referenced by a delete manifest
+entry with `file_format=PUFFIN`, `referenced_data_file`, `content_offset`,
+`content_size_in_bytes`), with v3's row lineage fields (`next-row-id`, the snapshot's
+`first-row-id` and `added-rows`, `first_row_id` in manifests and the manifest list). Both
+tables, v2 and v3, are served by a minimal Iceberg REST catalog (`serve_rest`, what Trino and
+DuckDB read) and kept as a Hadoop catalog folder (Presto's), and each engine's rows are compared
+with `shim.open_table(path).read()`: same rows, rows without the deletes applied, or an error.
+
+The probe writes nothing into the shim's catalog: it only finds out what the engines read.
+Found (20,000 rows; docs/catalog.md): Trino 476 reads v3 metadata but fails on the deletion
+vectors (`ICEBERG_BAD_DATA Unexpected PUFFIN file format`); Presto 0.287 reads no v3 table
+(`Cannot read unsupported version 3`); DuckDB 1.5.5 and PyIceberg 0.12 read the shim's rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import shutil
+import struct
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import fastavro
+import httpx
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import shim
+from bench.bench_serve import free_port, generate, start_server
+from catalog.iceberg.puffin import Blob, blob_bytes, read_footer, write_puffin
+from shim.log.positions import decode_positions, encode_positions
+from shim.storage import as_storage, as_uri, from_uri
+
+#: Puffin blob type, magic, and the field id of `_pos` a deletion vector is computed for.
+DV_TYPE = "deletion-vector-v1"
+DV_MAGIC = b"\xd1\xd3\x39\x64"
+ROW_POSITION_ID = 2147483645
+#: The v3 fields of a manifest's `data_file` record and of a manifest list's entries.
+V3_DATA_FILE_FIELDS = [
+    {"name": "first_row_id", "type": ["null", "long"], "default": None, "field-id": 142},
+    {"name": "content_offset", "type": ["null", "long"], "default": None, "field-id": 144},
+    {"name": "content_size_in_bytes", "type": ["null", "long"], "default": None, "field-id": 145},
+]
+V3_MANIFEST_FILE_FIELDS = [{"name": "first_row_id", "type": ["null", "long"], "default": None, "field-id": 520}]
+COLUMNS = ("id", "ts", "city", "fare", "rider", "driver", "distance_km", "passengers")
+
+
+def deletion_vector(positions: np.ndarray) -> bytes:
+    """The `deletion-vector-v1` blob of ascending row positions: length (big-endian, of magic and
+    bitmap), magic, the portable Roaring64 bitmap, CRC-32 of magic and bitmap (big-endian)."""
+    bitmap = base64.b64decode(encode_positions(positions))
+    body = DV_MAGIC + bitmap
+    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def read_deletion_vector(blob: bytes, where: str) -> np.ndarray:
+    """The positions of a `deletion-vector-v1` blob, its length, magic and CRC checked (every
+    length read bounded by the bytes that remain)."""
+    if len(blob) < 12:
+        raise ValueError(f"{where}: a deletion vector of {len(blob)} bytes (at least 12: length, magic, CRC)")
+    (length,) = struct.unpack(">I", blob[:4])
+    if length != len(blob) - 8 or blob[4:8] != DV_MAGIC:
+        raise ValueError(f"{where}: length {length} or magic {blob[4:8].hex()} does not fit {len(blob)} bytes")
+    body = blob[4:-4]
+    if struct.unpack(">I", blob[-4:])[0] != zlib.crc32(body):
+        raise ValueError(f"{where}: the deletion vector's CRC-32 does not match")
+    return decode_positions(base64.b64encode(body[4:]).decode("ascii"), where, 0)
+
+
+def delete_some(table_path: str, share: float = 0.02) -> int:
+    """One more commit: a delete block removing `share` of one partition's rows."""
+    from shim.timeline.instant import Action
+    from shim.write.clock import new_instant_time
+    from shim.write.commit import CommitRecord, InstantFiles
+    from shim.write.data_files import avro_record_schema, write_log_blocks
+
+    table = shim.open_table(table_path)
+    [slice_] = [s for s in table.file_slices() if s.partition_path == "city=tokyo"]
+    rows = table.read(filter="city = 'tokyo'")
+    keys = rows["id"].to_pylist()[:: max(1, int(1 / share))]
+    ordering = rows["ts"].take(pa.array(np.arange(0, rows.num_rows, max(1, int(1 / share)))))
+    instant = new_instant_time()
+    files = InstantFiles(as_storage(table_path), table.config, instant, Action.DELTA_COMMIT)
+    files.request()
+    files.start(b"{}")
+    write = write_log_blocks(as_storage(table_path), table.config, partition_path="city=tokyo", file_id=slice_.file_id,
+                             base_instant=slice_.base_instant, instant=instant, write_token="7-4-7",
+                             delete_keys=[str(k) for k in keys], delete_ordering=[ordering], partition_id=7,
+                             base_file=slice_.base_file.name if slice_.base_file else None)
+    avro = json.dumps(avro_record_schema("serve_bench", rows.schema))
+    files.complete(CommitRecord((write,), "UPSERT", {"schema": avro}))
+    return len(keys)
+
+
+def to_v3(metadata_location: str, out: Path, *, deletes: bool = True) -> str:
+    """The current snapshot of a published v2 table rewritten as a v3 table under `out` (its
+    position delete files as deletion vectors; without `deletes`, left out: a control whose
+    rows must differ from the shim's); returns the new metadata file's path."""
+    metadata = json.loads(Path(from_uri(metadata_location)).read_text())
+    [snapshot] = [s for s in metadata["snapshots"] if s["snapshot-id"] == metadata["current-snapshot-id"]]
+    folder = out / "metadata"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(from_uri(snapshot["manifest-list"]), "rb") as handle:
+        listed = fastavro.reader(handle)
+        list_schema: Any = listed.writer_schema
+        manifests = [dict(m) for m in listed if isinstance(m, dict)]
+    first_row_id = 0
+    new_manifests = []
+    for number, manifest in enumerate(m for m in manifests if deletes or m["content"] == 0):
+        with open(from_uri(manifest["manifest_path"]), "rb") as handle:
+            reader = fastavro.reader(handle)
+            schema: Any = reader.writer_schema
+            header, entries = dict(reader.metadata), [dict(e) for e in reader if isinstance(e, dict)]
+        entries = [e for e in entries if e["status"] != 2]  # one snapshot: only live files
+        for entry in entries:
+            entry["status"] = 1  # added
+            entry["snapshot_id"] = snapshot["snapshot-id"]
+            entry["sequence_number"] = entry["file_sequence_number"] = 1
+        manifest_first_row_id = None
+        if manifest["content"] == 0:
+            manifest_first_row_id = first_row_id
+            for entry in entries:
+                entry["data_file"]["first_row_id"] = first_row_id
+                first_row_id += entry["data_file"]["record_count"]
+        else:
+            entries = [_as_vector(entry, out) for entry in entries]
+        data_file = next(f for f in schema["fields"] if f["name"] == "data_file")
+        data_file["type"]["fields"].extend(V3_DATA_FILE_FIELDS)
+        path = folder / f"m{number}.avro"
+        header = {k: v for k, v in header.items() if not k.startswith("avro.")} | {"format-version": "3"}
+        _write_avro(path, schema, entries, header)
+        new_manifests.append(manifest | {"manifest_path": as_uri(str(path)), "manifest_length": path.stat().st_size,
+                                         "sequence_number": 1, "min_sequence_number": 1,
+                                         "added_snapshot_id": snapshot["snapshot-id"],
+                                         "added_files_count": len(entries), "existing_files_count": 0,
+                                         "deleted_files_count": 0,
+                                         "added_rows_count": sum(e["data_file"]["record_count"] for e in entries),
+                                         "existing_rows_count": 0, "deleted_rows_count": 0,
+                                         "first_row_id": manifest_first_row_id})
+    list_schema["fields"].extend(V3_MANIFEST_FILE_FIELDS)
+    list_path = folder / f"snap-{snapshot['snapshot-id']}.avro"
+    _write_avro(list_path, list_schema, new_manifests,
+                {"snapshot-id": str(snapshot["snapshot-id"]), "parent-snapshot-id": "null", "sequence-number": "1",
+                 "first-row-id": "0", "format-version": "3"})
+    new_snapshot = {k: v for k, v in snapshot.items() if k != "parent-snapshot-id"} | {
+        "sequence-number": 1, "manifest-list": as_uri(str(list_path)), "first-row-id": 0, "added-rows": first_row_id,
+        "summary": {"operation": "append"}}
+    v3 = metadata | {"format-version": 3, "location": as_uri(str(out)), "last-sequence-number": 1,
+                     "snapshots": [new_snapshot], "next-row-id": first_row_id, "statistics": [],
+                     "snapshot-log": [{"timestamp-ms": snapshot["timestamp-ms"], "snapshot-id": snapshot["snapshot-id"]}],
+                     "table-uuid": "6b5a1c9e-0d6c-4d4e-9f51-3c1d2a000003"}
+    path = folder / "00001-v3.metadata.json"
+    path.write_text(json.dumps(v3, indent=1))
+    return str(path)
+
+
+def _as_vector(entry: dict[str, Any], out: Path) -> dict[str, Any]:
+    """A Parquet position delete file's entry as a deletion vector's (one Puffin file each)."""
+    data_file = entry["data_file"]
+    deletes = pq.read_table(from_uri(data_file["file_path"]))
+    referenced = data_file["referenced_data_file"]
+    if set(deletes["file_path"].to_pylist()) != {referenced}:
+        raise AssertionError(f"{data_file['file_path']} deletes rows of other files than {referenced}")
+    positions = np.sort(deletes["pos"].to_numpy())
+    puffin = write_puffin([Blob(DV_TYPE, (ROW_POSITION_ID,), -1, -1, deletion_vector(positions), compression=None,
+                                properties={"referenced-data-file": referenced, "cardinality": str(len(positions))})],
+                          {"created-by": "hudi-shim dv probe"})
+    path = out / "data" / (Path(from_uri(data_file["file_path"])).stem + "-dv.puffin")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(puffin.data)
+    [blob] = puffin.blobs
+    again = read_deletion_vector(blob_bytes(read_footer(path.read_bytes(), str(path)), blob, str(path)), str(path))
+    if not np.array_equal(again, positions):
+        raise AssertionError(f"{path}: the deletion vector does not read back as written")
+    data_file.update(file_path=as_uri(str(path)), file_format="PUFFIN", record_count=len(positions),
+                     file_size_in_bytes=len(puffin.data), content_offset=blob["offset"],
+                     content_size_in_bytes=blob["length"], lower_bounds=None, upper_bounds=None,
+                     column_sizes=None, value_counts=None, null_value_counts=None, nan_value_counts=None,
+                     split_offsets=None, first_row_id=None)
+    return entry
+
+
+def _write_avro(path: Path, schema: dict[str, Any], records: list[dict[str, Any]], header: dict[str, Any]) -> None:
+    with open(path, "wb") as handle:
+        fastavro.writer(handle, fastavro.parse_schema(schema), records,
+                        metadata={k: v.decode() if isinstance(v, bytes) else v for k, v in header.items()},
+                        codec="null")
+
+
+@contextmanager
+def serve_rest(tables: dict[str, str]) -> Iterator[str]:
+    """A minimal Iceberg REST catalog (under `/iceberg`) answering for `tables` (name ->
+    metadata file) in namespace `default`; yields its URL."""
+    def answer(path: str) -> tuple[int, dict[str, Any] | None]:
+        parts = path.split("?")[0].removeprefix("/iceberg/v1/").strip("/").split("/")
+        if parts == ["config"]:
+            return 200, {"defaults": {}, "overrides": {}}
+        if parts == ["namespaces"]:
+            return 200, {"namespaces": [["default"]]}
+        if parts == ["namespaces", "default"]:
+            return 200, {"namespace": ["default"], "properties": {}}
+        if parts == ["namespaces", "default", "tables"]:
+            return 200, {"identifiers": [{"namespace": ["default"], "name": n} for n in tables]}
+        if len(parts) == 4 and parts[:3] == ["namespaces", "default", "tables"] and parts[3] in tables:
+            location = tables[parts[3]]
+            return 200, {"metadata-location": as_uri(location), "metadata": json.loads(Path(location).read_text()),
+                         "config": {}}
+        return 404, {"error": {"message": f"no {path}", "type": "NoSuchTableException", "code": 404}}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, body = answer(self.path)
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_HEAD(self) -> None:
+            status, _ = answer(self.path)
+            self.send_response(204 if status == 200 else status)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def hadoop_folder(tables: dict[str, str], folder: Path) -> Path:
+    """The tables as a Hadoop catalog folder (Presto's)."""
+    for name, location in tables.items():
+        target = folder / "default" / name / "metadata"
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(location, target / "v1.metadata.json")
+        (target / "version-hint.text").write_text("1")
+    return folder
+
+
+def _normal(row: Any) -> tuple:
+    """A row with its floating-point values as float32 (a `real` comes back from Trino as the
+    shortest decimal of the float32, from Arrow widened to a double: both round to the same)."""
+    return tuple(float(np.float32(v)) if isinstance(v, float) else v for v in row)
+
+
+def verdict(expected: list[tuple], run: Callable[[], list[tuple]]) -> dict[str, object]:
+    """What an engine's rows are: the shim's, or not (how many, what differs), or its error."""
+    try:
+        rows = sorted(_normal(r) for r in run())
+    except Exception as exc:  # noqa: BLE001 - the engine's error is the finding
+        text = str(exc).strip().splitlines()
+        return {"outcome": "error", "error": (text[0] if text else repr(exc))[:600],
+                "type": type(exc).__name__}
+    if rows == expected:
+        return {"outcome": "same rows as the shim", "rows": len(rows)}
+    extra = len(set(rows) - set(expected))
+    missing = len(set(expected) - set(rows))
+    return {"outcome": "WRONG rows", "rows": len(rows), "expected": len(expected), "not_in_shim": extra,
+            "missing": missing}
+
+
+def _duckdb_rows(con: Any, sql: str) -> list[tuple]:
+    rows: list[tuple] = con.execute(sql).fetchall()
+    return rows
+
+
+def _pyiceberg_rows(location: str) -> list[tuple]:
+    from pyiceberg.table import StaticTable
+
+    table = StaticTable.from_metadata(location).scan(selected_fields=COLUMNS).to_arrow()
+    return [tuple(row.values()) for row in table.to_pylist()]
+
+
+def _wait_for_workers(server: Any, seconds: float = 60) -> None:
+    """Until a query gets a node (a server just started may answer 'No nodes available')."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            server.query("SELECT count(*) FROM (VALUES 1, 2) AS t(x)")
+            return
+        except Exception as exc:  # retried while the node is not there yet
+            if "No nodes available" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def delete_formats(location: str) -> dict[str, int]:
+    """How many live delete files of each format the table's current snapshot names."""
+    metadata = json.loads(Path(location).read_text())
+    [snapshot] = [s for s in metadata["snapshots"] if s["snapshot-id"] == metadata["current-snapshot-id"]]
+    formats: dict[str, int] = {}
+    with open(from_uri(snapshot["manifest-list"]), "rb") as handle:
+        manifests = [m for m in fastavro.reader(handle) if isinstance(m, dict)]
+    for manifest in manifests:
+        with open(from_uri(manifest["manifest_path"]), "rb") as handle:
+            for entry in fastavro.reader(handle):
+                if isinstance(entry, dict) and entry["status"] != 2 and entry["data_file"]["content"] == 1:
+                    formats[entry["data_file"]["file_format"]] = formats.get(entry["data_file"]["file_format"], 0) + 1
+    return formats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", default="/tmp/hudi-shim-dv-probe")
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--engines", default="trino,presto,duckdb,pyiceberg")
+    args = parser.parse_args()
+    engines = args.engines.split(",")
+    root = Path(args.dir)
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    table_path = str(root / "bench")
+    generate(table_path, args.rows, 0.1)
+    deleted = delete_some(table_path)
+    expected = sorted(_normal(r.values()) for r in shim.open_table(table_path).read(columns=list(COLUMNS)).to_pylist())
+    port = free_port()
+    server = start_server(table_path, port, "--iceberg-dir", str(root / "iceberg"), "--iceberg-slices", "deletes",
+                          "--iceberg-history", "0")
+    try:
+        loaded = httpx.get(f"http://127.0.0.1:{port}/iceberg/v1/namespaces/default/tables/bench", timeout=300)
+        loaded.raise_for_status()
+        v2_location = loaded.json()["metadata-location"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    tables = {"bench_v2": from_uri(v2_location), "bench_v3": to_v3(v2_location, root / "v3" / "bench_v3"),
+              "bench_v3_no_dv": to_v3(v2_location, root / "v3" / "bench_v3_no_dv", deletes=False)}
+    results: dict[str, object] = {"rows": len(expected), "deleted_keys": deleted}
+    results |= {f"{name}_delete_files": delete_formats(location) for name, location in tables.items()}
+    select = f"SELECT {', '.join(COLUMNS)} FROM {{table}}"
+    with serve_rest(tables) as url:
+        if "duckdb" in engines:
+            import duckdb
+
+            from engines.iceberg import load_extensions
+
+            con = duckdb.connect()
+            load_extensions(con)
+            results["duckdb_version"] = duckdb.__version__
+            con.execute(f"ATTACH 'probe' AS probe (TYPE iceberg, ENDPOINT '{url}/iceberg', AUTHORIZATION_TYPE 'none')")
+            for name, location in tables.items():
+                results[f"duckdb_rest_{name}"] = verdict(
+                    expected, partial(_duckdb_rows, con, select.format(table=f"probe.default.{name}")))
+                results[f"duckdb_iceberg_scan_{name}"] = verdict(
+                    expected, partial(_duckdb_rows, con, select.format(table=f"iceberg_scan('{location}')")))
+            con.close()
+        if "pyiceberg" in engines:
+            import pyiceberg
+
+            results["pyiceberg_version"] = pyiceberg.__version__
+            for name, location in tables.items():
+                results[f"pyiceberg_{name}"] = verdict(expected, partial(_pyiceberg_rows, location))
+        from engines.trino import PRESTO, TRINO, start_process
+        from engines.trino.catalogs import iceberg_hadoop, iceberg_rest
+
+        if "trino" in engines:
+            trino = start_process(TRINO, {"probe": iceberg_rest("trino", f"{url}/iceberg")}, folder=root / "trino")
+            try:
+                _wait_for_workers(trino)
+                results["trino_version"] = trino.query("SELECT version()")[0][0]
+                for name in tables:
+                    results[f"trino_rest_{name}"] = verdict(
+                        expected, partial(trino.query, select.format(table=f'probe."default".{name}')))
+            finally:
+                trino.stop()
+        if "presto" in engines:
+            folder = hadoop_folder(tables, root / "hadoop")
+            presto = start_process(PRESTO, {"probe": iceberg_hadoop("presto", str(folder))}, folder=root / "presto")
+            try:
+                _wait_for_workers(presto)
+                results["presto_version"] = presto.distribution.name
+                for name in tables:
+                    results[f"presto_hadoop_{name}"] = verdict(
+                        expected, partial(presto.query, select.format(table=f'probe."default".{name}')))
+            finally:
+                presto.stop()
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
