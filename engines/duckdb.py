@@ -31,8 +31,9 @@ from shim.filters import Expr, bind, parse_filter
 from shim.filters.expr import columns_of
 from shim.filters.parse import MAX_CONDITIONS
 from shim.filters.substrait import conjuncts_from_substrait
+from shim.planning import with_dictionary_partitions
 from shim.properties import TableConfig
-from shim.read import value_types, with_dictionary_partitions
+from shim.read import value_types
 from shim.scan_options import ScanMode
 from shim.timeline.instant import normalize_instant
 

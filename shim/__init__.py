@@ -31,9 +31,9 @@ from shim.scan_options import ScanOptions
 
 if TYPE_CHECKING:
     from shim.layout.slices import FileSlice
-    from shim.read.file_schemas import ColumnMapping, FileSchema
-    from shim.read.request import Scan
-    from shim.read.snapshot import TableSnapshot
+    from shim.planning.file_schemas import ColumnMapping, FileSchema
+    from shim.planning.planner import Scan
+    from shim.planning.snapshot import TableSnapshot
     from shim.table import Table, open_table
 
 __version__ = "0.1.0"
@@ -50,15 +50,15 @@ def __getattr__(name: str) -> object:
 
         return FileSlice
     if name == "Scan":
-        from shim.read.request import Scan
+        from shim.planning.planner import Scan
 
         return Scan
     if name == "TableSnapshot":
-        from shim.read.snapshot import TableSnapshot
+        from shim.planning.snapshot import TableSnapshot
 
         return TableSnapshot
     if name in ("FileSchema", "ColumnMapping"):
-        from shim.read import file_schemas
+        from shim.planning import file_schemas
 
         return getattr(file_schemas, name)
     raise AttributeError(f"module 'shim' has no attribute {name!r}")

@@ -1,8 +1,8 @@
 """`ScanOptions`: every option of a scan, declared once (Table.plan/scan/read, the catalog's scan
 requests, the HTTP client and the CLI take theirs from here).
 
-Adding an option is a field here and its use in planning (`shim.read.request.build_scan`) or
-reading (`shim.read.request.Scan.reader`); `Table.scan` and `Table.read` take it at once
+Adding an option is a field here and its use in planning (`shim.planning.planner.build_scan`) or
+reading (`shim.planning.planner.Scan.reader`); `Table.scan` and `Table.read` take it at once
 (`takes_scan_options`), and a `remote` one needs its wire type in `catalog.models.ScanBody`.
 """
 

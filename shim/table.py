@@ -11,13 +11,13 @@ import pyarrow as pa
 from shim.errors import FileGoneError, TableNotFoundError
 from shim.layout.listing import ListingSource
 from shim.layout.slices import FileSlice
+from shim.planning.file_schemas import FileSchema
+from shim.planning.planner import Scan
+from shim.planning.snapshot import TableSnapshot
 from shim.properties import TableConfig, config_path, read_table_config
 from shim.read.cache import ByteBoundedCache
 from shim.read.damage import SkippedBlocks
-from shim.read.file_schemas import FileSchema
-from shim.read.request import Scan
 from shim.read.slice_state import RememberedSlice
-from shim.read.snapshot import TableSnapshot
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.scan_options import ScanMode, ScanOptions, metadata_option, takes_scan_options
 from shim.storage import Storage, storage_for

@@ -17,6 +17,7 @@ PUBLIC_MODULES = frozenset({
     "shim.table",
     "shim.local_cache",
     "shim.properties",
+    "shim.planning",  # the package's names (TableSnapshot, check_time_travel, ...), not its modules
     "shim.read",  # the package's names (SkippedBlocks, TimeLimit, read_file_schema, ...), not its modules
 })
 """Modules of shim that catalog/ and engines/ may import."""

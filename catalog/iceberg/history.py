@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shim
 from shim.errors import HudiShimError
-from shim.read import check_time_travel
+from shim.planning import check_time_travel
 from shim.timeline.instant import instant_key
 
 DEFAULT_DEPTH = 10

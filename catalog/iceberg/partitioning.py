@@ -21,8 +21,8 @@ import pyarrow as pa
 from catalog.iceberg.metrics import single_value
 from catalog.iceberg.types import iceberg_id, primitive_name
 from shim.layout.partitions import partition_values
+from shim.planning import exact_from_path, typed_partition_values
 from shim.properties import TableConfig
-from shim.read import exact_from_path, typed_partition_values
 
 FIRST_PARTITION_FIELD_ID = 1000  # Iceberg numbers partition fields from 1000
 UNPARTITIONED_LAST_ID = FIRST_PARTITION_FIELD_ID - 1

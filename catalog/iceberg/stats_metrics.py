@@ -4,7 +4,7 @@ of flat columns; bounds where the stats' value type is the file column's exactly
 `valueType`, or the wrapper older writers name) and the type is one the footer metrics bound (no
 floating point: the stats count no NaN; no binary: Java orders bytes signed); column sizes of the
 columns the stats hold; no split offsets. A file's schema is its commit's (one footer per commit,
-`shim.read.file_schemas.commit_file_schema`). A file the stats do not cover, or whose stats give
+`shim.planning.file_schemas.commit_file_schema`). A file the stats do not cover, or whose stats give
 no row count, is left to the fallback source (its footer).
 """
 
@@ -18,8 +18,8 @@ import pyarrow as pa
 
 import shim
 from catalog.iceberg.metrics import ColumnStats, FileStats, StatsSource, bounded_type
+from shim.planning import commit_file_schema
 from shim.read import ColumnStats as MetadataColumnStats
-from shim.read import commit_file_schema
 from shim.schema import arrow_field_id
 from shim.storage import Storage
 

@@ -40,7 +40,8 @@ from shim.filters import (
 )
 from shim.filters.partition import possible_truths
 from shim.layout.partitions import partition_values
-from shim.read import exact_from_path, files_with_any, parquet_footer, pinned_keys, typed_partition_values
+from shim.planning import exact_from_path, typed_partition_values
+from shim.read import files_with_any, parquet_footer, pinned_keys
 from shim.scan_options import ScanMode, ScanOptions
 from shim.storage import Storage
 

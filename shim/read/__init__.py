@@ -1,4 +1,4 @@
-"""Reading a table: from a scan request to a planned scan (`request`) to its rows.
+"""Reading a table: a planned scan (`shim.planning`) executed into Arrow batches (`scan_stream`).
 
 The modules of this package are the shim's own. What the catalog and engines use of them is
 public here, by name (`from shim.read import read_file_schema`), imported on first use:
@@ -10,10 +10,7 @@ public here, by name (`from shim.read import read_file_schema`), imported on fir
     pinned_keys, files_with_any         the record keys a filter pins, and the base files whose
                                         bloom filter may hold one of them (key lookups)
     slice_merge_state                   how a snapshot read merges one file slice
-    exact_from_path, typed_partition_values   partition values typed from partition paths
-    check_time_travel                   an `as_of` refused at or after a write not completed
     value_types                         a schema's dictionary columns as their value types
-    with_dictionary_partitions          a schema with partition columns dictionary-encoded
     ColumnStats                         a column's stats in a file, from the metadata table
 """
 
@@ -26,14 +23,10 @@ if TYPE_CHECKING:
     from shim.read.base_files import parquet_footer, read_file_schema
     from shim.read.damage import SKIPPED_BLOCKS_KEY, SkippedBlocks
     from shim.read.dictionary_filter import value_types
-    from shim.read.file_schemas import commit_file_schema
     from shim.read.key_lookup import files_with_any, pinned_keys
     from shim.read.lance_files import is_lance
     from shim.read.merged_slice import slice_merge_state
-    from shim.read.partition_fill import exact_from_path, typed_partition_values
-    from shim.read.request import with_dictionary_partitions
     from shim.read.time_limit import NO_LIMIT, TimeLimit
-    from shim.read.window import check_time_travel
 
 
 def __getattr__(name: str) -> object:
@@ -50,16 +43,8 @@ def __getattr__(name: str) -> object:
         from shim.read import lance_files as module
     elif name == "slice_merge_state":
         from shim.read import merged_slice as module
-    elif name in ("exact_from_path", "typed_partition_values"):
-        from shim.read import partition_fill as module
-    elif name == "check_time_travel":
-        from shim.read import window as module
     elif name == "value_types":
         from shim.read import dictionary_filter as module
-    elif name == "with_dictionary_partitions":
-        from shim.read import request as module
-    elif name == "commit_file_schema":
-        from shim.read import file_schemas as module
     elif name == "ColumnStats":
         from shim.metadata import records as module
     else:
@@ -73,16 +58,11 @@ __all__ = [
     "ColumnStats",
     "SkippedBlocks",
     "TimeLimit",
-    "check_time_travel",
-    "commit_file_schema",
-    "exact_from_path",
     "files_with_any",
     "is_lance",
     "parquet_footer",
     "pinned_keys",
     "read_file_schema",
     "slice_merge_state",
-    "typed_partition_values",
     "value_types",
-    "with_dictionary_partitions",
 ]

@@ -21,7 +21,7 @@ from typing import Literal
 from shim.errors import CommittedDataError, CorruptFileError, InvalidArgumentError
 from shim.log.blocks import LogBlock
 from shim.log.reader import LogFileContents
-from shim.read.committed import CommittedFiles, CommittedRange
+from shim.planning.committed import CommittedFiles, CommittedRange
 
 CorruptMode = Literal["error", "skip"]
 """What a read does with a damaged log block a completed commit wrote (see `corrupt_mode`)."""

@@ -18,13 +18,13 @@ import pyarrow as pa
 
 from shim.errors import CorruptFileError
 from shim.layout.slices import FileSlice
+from shim.planning.file_plan import FilePlan
+from shim.planning.partition_fill import PartitionFillingResolver
 from shim.read.base_files import iter_parquet_in_order, parquet_footer, read_file_schema, select_rows
 from shim.read.composed import compose_rows, overlaid_positions
 from shim.read.damage import SkippedBlocks
 from shim.read.executor import default_workers
 from shim.read.key_lookup import files_with_any
-from shim.read.partition_fill import PartitionFillingResolver
-from shim.read.plan import FilePlan
 from shim.read.slice_state import (
     RememberedSlice,
     SliceChoices,
@@ -40,7 +40,7 @@ from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.storage import Storage
 
 if TYPE_CHECKING:
-    from shim.read.planned import PlannedScan
+    from shim.planning.planned_scan import PlannedScan
 
 SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from shim.errors import InvalidTableError
-from shim.read.schemas import table_schemas_as_of
-from shim.read.snapshot import TableSnapshot
+from shim.planning.query_schema import table_schemas_as_of
+from shim.planning.snapshot import TableSnapshot
 from shim.schema import InternalSchema, internal_from_avro
 
 

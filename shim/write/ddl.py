@@ -16,8 +16,8 @@ import json
 from collections.abc import Callable, Collection, Mapping
 
 from shim.errors import TableNotFoundError, UnsupportedFeatureError
+from shim.planning.snapshot import TableSnapshot
 from shim.properties import TableConfig, TableType, read_table_config
-from shim.read.snapshot import TableSnapshot
 from shim.schema import InternalSchema, history_to_json, inherit_schema_history, schema_to_json
 from shim.schema.types import Type
 from shim.storage import Storage, storage_and_options

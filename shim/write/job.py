@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from shim.errors import InvalidArgumentError, WriteError
+from shim.planning.snapshot import TableSnapshot
 from shim.properties import TableConfig, TableType, read_table_config
-from shim.read.snapshot import TableSnapshot
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.storage import Storage, as_uri, split_storage_options, storage_for
 from shim.timeline.instant import Action

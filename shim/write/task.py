@@ -34,9 +34,9 @@ from shim.layout.table_schema import META_COLUMNS
 from shim.log.blocks import HeaderKey
 from shim.log.positions import encode_positions
 from shim.log.writer import encode_delete_block, encode_parquet_data_block, extend_log_file, write_log_file
+from shim.planning.planner import Scan, build_scan
 from shim.read.base_files import parquet_footer
 from shim.read.merge_keys import MergeMode, merge_spec_for
-from shim.read.request import Scan, build_scan
 from shim.scan_options import ScanOptions
 from shim.schema import InternalSchema, internal_to_arrow
 from shim.storage import Storage, join

@@ -20,7 +20,7 @@ from catalog.iceberg.layout import Layout, Placement, plan_layout
 from catalog.iceberg.publish import IcebergPublisher, PublishedTable, Readers, file_uri
 from catalog.service import Catalog
 from catalog.settings import Settings
-from shim.read.request import build_scan
+from shim.planning.planner import build_scan
 from shim.scan_options import ScanOptions
 from shim.schema import arrow_field_id
 from shim.storage import as_storage

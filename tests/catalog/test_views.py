@@ -80,7 +80,7 @@ def test_unknown_view_raises_invalid_argument(catalog):
 def counted(monkeypatch):
     """Records which file groups each resolution had to open."""
     resolved: list[set[str]] = []
-    from shim.read import file_schemas as file_schemas_module
+    from shim.planning import file_schemas as file_schemas_module
 
     original = file_schemas_module.file_schemas
 

@@ -201,7 +201,7 @@ def test_local_filters_go_to_the_shim_as_arrow_which_translates_what_it_can(ware
     simple = (pc.field("amount") > 2) & (pc.field("city") == "ny")
     assert source.reader("trips", "snapshot", ["id"], simple, schema).read_all().column("id").to_pylist() == ["b"]
     assert all(isinstance(scan["filter"], pc.Expression) for scan in scans[:2])
-    from shim.read.request import build_scan
+    from shim.planning.planner import build_scan
     from shim.scan_options import ScanOptions
 
     table = source.catalog.table("trips")

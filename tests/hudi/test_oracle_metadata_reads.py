@@ -275,7 +275,7 @@ def test_publishing_takes_rows_and_metrics_from_the_stats_and_reads_a_footer_per
 
 @pytest.mark.parametrize("recipe", [*WITH_MDT, COW40])
 def test_the_base_files_of_one_commit_share_their_stored_schema(tables: dict[str, GeneratedTable], recipe: str) -> None:
-    """What publishing relies on to read one footer per commit (`shim.read.file_schemas`)."""
+    """What publishing relies on to read one footer per commit (`shim.planning.file_schemas`)."""
     from shim.read import read_file_schema
 
     table = shim.open_table(tables[recipe].path)

@@ -30,9 +30,9 @@ from shim.errors import TableNotFoundError, UnsupportedFeatureError, WriteError
 from shim.files import base_file_name
 from shim.layout.slices import FileSlice
 from shim.layout.table_schema import META_COLUMNS
+from shim.planning.planner import build_scan
+from shim.planning.snapshot import TableSnapshot
 from shim.properties import TableConfig, read_table_config
-from shim.read.request import build_scan
-from shim.read.snapshot import TableSnapshot
 from shim.scan_options import ScanOptions
 from shim.schema import InternalSchema, schema_from_json, schema_to_json
 from shim.storage import Storage, join, paths, storage_and_options

@@ -15,7 +15,7 @@ from shim.filters import bind, to_arrow_expression
 from shim.filters.expr import CompareOp
 from shim.filters.parse import parse_filter
 from shim.filters.partition import ValueRange, evaluate_on_partition
-from shim.read.request import build_scan
+from shim.planning.planner import build_scan
 from shim.scan_options import ScanOptions
 from tests.writekit import write
 

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 import pytest
 
 import shim
-from shim.read.request import build_scan
+from shim.planning.planner import build_scan
 from shim.scan_options import ScanOptions
 from tests.tablekit import TinyTable
 

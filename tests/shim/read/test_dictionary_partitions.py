@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pytest
 
 import shim
-from shim.read.partition_fill import ConstantColumns
+from shim.planning.partition_fill import ConstantColumns
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("day", pa.int32()),

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 import shim
-from shim.read.request import build_scan, stored_dictionaries
+from shim.planning.planner import build_scan, stored_dictionaries
 from shim.scan_options import ScanOptions
 from shim.storage import as_storage
 from tests.tablekit import EvolvingTable, TinyTable, rename

@@ -8,7 +8,7 @@ import pyarrow.compute as pc
 import pytest
 
 import shim
-import shim.read.scan as scan_module
+import shim.read.scan_stream as scan_module
 from shim.filters import parse_filter
 from shim.properties import TableConfig
 from shim.read.key_lookup import pinned_keys

@@ -10,8 +10,8 @@ import pyarrow.compute as pc
 import pytest
 
 from shim.errors import CorruptFileError
+from shim.planning.resolvers import NameMatchingResolver
 from shim.read.base_files import base_file_rows, iter_parquet_in_order, read_file_schema, scan_parquet
-from shim.read.resolvers import NameMatchingResolver
 from shim.schema import internal_from_arrow
 from tests.local import LOCAL
 

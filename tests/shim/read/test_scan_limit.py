@@ -8,7 +8,7 @@ import pytest
 
 import shim
 import shim.read.merged_slice as merged_module
-import shim.read.scan as scan_module
+import shim.read.scan_stream as scan_module
 import shim.read.slice_state as state_module
 from shim.errors import InvalidArgumentError
 from tests.spies import spy_on
@@ -94,8 +94,8 @@ def test_previews_read_slices_without_logs_before_merging_any(tmp_path, monkeypa
 
 
 def test_batches_grow_only_for_fixed_width_columns(cow):
+    from shim.planning.planner import build_scan
     from shim.read.base_files import BATCH_SIZE
-    from shim.read.request import build_scan
     from shim.scan_options import ScanOptions
 
     table = shim.open_table(cow.path)

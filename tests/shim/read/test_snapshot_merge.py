@@ -139,7 +139,7 @@ def test_arrow_expression_filter_prunes_partitions_and_filters_after_merge(tmp_p
     expression = (pc.field("city") == "sf") & (pc.field("v") > 4)
     assert sorted(t.read(filter=expression, columns=["id", "v"]).to_pylist(), key=lambda r: r["id"]) == [
         {"id": "a", "v": 7}, {"id": "b", "v": 5}]
-    from shim.read.request import build_scan
+    from shim.planning.planner import build_scan
 
     assert [s.partition_path for s in build_scan(t.snapshot(), ScanOptions(filter=expression)).slices] == ["city=sf"]
     with pytest.raises(shim.InvalidFilterError):
@@ -161,7 +161,7 @@ def test_dropped_partition_columns_are_recovered_from_the_path(tmp_path):
 
 
 def test_partition_terms_guaranteed_by_the_path_are_not_reread(tmp_path):
-    from shim.read.request import build_scan
+    from shim.planning.planner import build_scan
 
     schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("city", pa.string()), ("v", pa.int64())])
     table = TinyTable(tmp_path / "t", schema, partition=["city"], mor=False)

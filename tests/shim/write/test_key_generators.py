@@ -194,7 +194,7 @@ def test_duckdb_over_http_and_in_process_agree_on_date_partitions(tmp_path: Path
 
 def test_a_duckdb_query_for_one_day_opens_that_days_files_only(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import shim.read.scan as scan_module
+    import shim.read.scan_stream as scan_module
     from tests.spies import spy_on
 
     rows = [row(i, 1, day=1 + i % 3, hour=i % 24) for i in range(30)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from shim.read.resolvers import IdResolver
+from shim.planning.resolvers import IdResolver
 from shim.schema import internal_from_arrow
 
 TABLE = pa.schema([("id", pa.int32()), ("name", pa.string()), ("op", pa.string())])

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from shim.keys.timestamp_keygen import TimestampPartitioning
+from shim.planning.timestamp_ranges import partition_ranges
 from shim.properties import TableConfig
-from shim.read.timestamp_ranges import partition_ranges
 
 P = "hoodie.keygen.timebased."
 MARCH_2_MS = 1_709_337_600_000  # 2024-03-02T00:00Z

@@ -13,16 +13,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shim.layout.slices import FileSlice
+from shim.planning.file_plan import SchemaResolver
+from shim.planning.table_schemas import TableSchemas
 from shim.read.base_files import BATCH_SIZE
 from shim.read.merge_keys import MergeSpec
-from shim.read.plan import SchemaResolver
 from shim.read.row_filter import RowFilter
-from shim.read.table_schemas import TableSchemas
 from shim.scan_options import CorruptMode, ScanMode
 
 if TYPE_CHECKING:
-    from shim.read.index_pruning import PlanReport
-    from shim.read.snapshot_state import SnapshotState
+    from shim.planning.index_pruning import PlanReport
+    from shim.planning.snapshot_state import SnapshotState
 
 MIN_LIMITED_BATCH = 1024
 """Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""

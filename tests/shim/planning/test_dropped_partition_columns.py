@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import shim
-from shim.read.request import build_scan
+from shim.planning.planner import build_scan
 from shim.scan_options import ScanOptions
 from tests.tablekit import TinyTable
 

@@ -15,9 +15,7 @@ from shim.layout.slices import FileSlice, file_slices_as_of
 from shim.layout.table_schema import META_COLUMNS
 from shim.metadata.table import COLUMN_STATS, PARTITION_STATS
 from shim.metadata.table_files import ReadFiles
-from shim.read.base_files import BATCH_SIZE, dictionary_columns
-from shim.read.damage import SkippedBlocks, corrupt_mode
-from shim.read.index_pruning import (
+from shim.planning.index_pruning import (
     PlanReport,
     locate,
     prune_partitions,
@@ -25,28 +23,30 @@ from shim.read.index_pruning import (
     secondary_keys,
     stats_columns,
 )
-from shim.read.key_lookup import pinned_keys
-from shim.read.merge_keys import merge_spec_for
-from shim.read.partition_fill import (
+from shim.planning.partition_fill import (
     PartitionFillingResolver,
     as_dictionary_field,
     exact_from_path,
     typed_partition_values,
 )
-from shim.read.planned import PlannedScan
+from shim.planning.planned_scan import PlannedScan
+from shim.planning.read_instant import COMMIT_TIME, check_time_travel, incremental_window, window_start
+from shim.planning.table_schemas import PartitionValues, TableSchemas
+from shim.planning.timestamp_ranges import partition_ranges
+from shim.read.base_files import BATCH_SIZE, dictionary_columns
+from shim.read.damage import SkippedBlocks, corrupt_mode
+from shim.read.key_lookup import pinned_keys
+from shim.read.merge_keys import merge_spec_for
 from shim.read.row_filter import RowFilter
-from shim.read.scan import ScanContext, scan_slices
-from shim.read.table_schemas import PartitionValues, TableSchemas
+from shim.read.scan_stream import ScanContext, scan_slices
 from shim.read.time_limit import NO_LIMIT, TimeLimit
-from shim.read.timestamp_ranges import partition_ranges
-from shim.read.window import COMMIT_TIME, check_time_travel, incremental_window, window_start
 from shim.storage import Storage, join
 from shim.timeline.instant import normalize_instant
 
 if TYPE_CHECKING:
     from shim.metadata.records import ColumnStats
-    from shim.read.file_schemas import FileSchema
-    from shim.read.snapshot_state import SnapshotState
+    from shim.planning.file_schemas import FileSchema
+    from shim.planning.snapshot_state import SnapshotState
     from shim.scan_options import ScanOptions
 
 
@@ -59,7 +59,7 @@ class Scan(PlannedScan):
     def file_schemas(self) -> list[FileSchema]:
         """For every base file and log data block this scan reads: the instant that wrote it, its
         schema version, and how each table column maps onto its columns (the name-mapped view)."""
-        from shim.read.file_schemas import file_schemas
+        from shim.planning.file_schemas import file_schemas
 
         return file_schemas(self)
 
@@ -122,7 +122,7 @@ def build_scan(table: SnapshotState, options: ScanOptions, *, plan_files: bool =
     dictionaries (see `stored_dictionaries`); with `limit`, the scan stops after that many rows.
     `corrupt` says what a damaged log block a completed commit wrote does (`shim.read.damage`).
     Files are listed from the metadata table where it can serve the read and `metadata` (True:
-    the table's setting) allows, and pruned with its indexes (`shim.read.index_pruning`).
+    the table's setting) allows, and pruned with its indexes (`shim.planning.index_pruning`).
     """
     mode, columns, row_filter, as_of = options.mode, options.columns, options.filter, options.as_of
     include_meta, commit_range, limit = options.include_meta, options.changes, options.limit

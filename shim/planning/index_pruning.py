@@ -35,8 +35,8 @@ from shim.metadata.ranges import known_values, stats_range, union_range
 from shim.metadata.records import BloomFilterEntry
 from shim.metadata.table import BLOOM_FILTERS, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX, MetadataTable
 from shim.metadata.table_files import GuardedIndex
+from shim.planning.table_schemas import TableSchemas
 from shim.read.key_lookup import MAX_KEYS
-from shim.read.table_schemas import TableSchemas
 
 
 @dataclass(frozen=True, slots=True)

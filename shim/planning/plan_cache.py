@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
-    from shim.read.request import Scan
+    from shim.planning.planner import Scan
 
 MAX_PLANS = 32
 """Plans kept per table version (the least recently used is dropped)."""

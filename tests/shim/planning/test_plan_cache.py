@@ -8,8 +8,8 @@ import pyarrow.compute as pc
 import pytest
 
 import shim
-from shim.read import plan_cache
-from shim.read import snapshot as table_module
+from shim.planning import plan_cache
+from shim.planning import snapshot as table_module
 from tests.tablekit import TinyTable
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])

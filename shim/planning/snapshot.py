@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from shim.metadata.table_files import TableFiles
+from shim.planning.committed import CommittedFiles
+from shim.planning.plan_cache import PlanCache
+from shim.planning.planner import Scan, build_scan
+from shim.planning.query_schema import table_schemas_as_of
+from shim.planning.table_schemas import TableSchemas
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
-from shim.read.committed import CommittedFiles
-from shim.read.plan_cache import PlanCache
-from shim.read.request import Scan, build_scan
-from shim.read.schemas import table_schemas_as_of
-from shim.read.table_schemas import TableSchemas
 from shim.scan_options import ScanMode, ScanOptions
 from shim.storage import Storage
 from shim.timeline.archived import archived_completed_instants

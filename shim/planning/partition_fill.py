@@ -19,9 +19,9 @@ import pyarrow as pa
 
 from shim.errors import UnsupportedFeatureError
 from shim.layout.partitions import partition_values
+from shim.planning.file_plan import FilePlan, SchemaResolver
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
-from shim.read.plan import FilePlan, SchemaResolver
 
 CONSTANT_CACHE_BYTES = 64 * 1024**2
 """Memory for partition-value columns kept between scans (built once per value, then sliced)."""

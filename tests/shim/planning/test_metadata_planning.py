@@ -14,7 +14,7 @@ import pytest
 import shim
 from engines.inspect import describe_table
 from shim.errors import InvalidArgumentError
-from shim.read import scan as scan_module
+from shim.read import scan_stream as scan_module
 from tests.spies import spy_on
 
 TRIPS = "trips__mor__avro__v8_trips_8i3u1d"

@@ -16,16 +16,16 @@ import pyarrow as pa
 from shim.layout.slices import FileSlice
 from shim.log.blocks import BlockType
 from shim.log.reader import data_block_schema
+from shim.planning.partition_fill import PartitionFillingResolver
+from shim.planning.resolvers import ReconciledPlan
 from shim.read.base_files import read_file_schema
 from shim.read.cache import ByteBoundedCache
 from shim.read.log_blocks import visible_blocks
-from shim.read.partition_fill import PartitionFillingResolver
-from shim.read.resolvers import ReconciledPlan
 from shim.schema import FieldStatus, arrow_field_id
 from shim.storage import Storage
 
 if TYPE_CHECKING:
-    from shim.read.planned import PlannedScan
+    from shim.planning.planned_scan import PlannedScan
 
 
 @dataclass(frozen=True, slots=True)
