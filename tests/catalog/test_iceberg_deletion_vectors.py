@@ -4,6 +4,7 @@ PyIceberg and DuckDB's iceberg extension read the shim's rows, at every snapshot
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import fastavro
@@ -127,7 +128,7 @@ def test_the_metadata_is_format_version_3_with_one_vector_per_base_file(tmp_path
     assert metadata["format-version"] == 3
     snapshots = metadata["snapshots"]
     # row lineage: each snapshot takes ids from the last one's end, the table's next id after the last
-    for before, after in zip(snapshots, snapshots[1:]):
+    for before, after in itertools.pairwise(snapshots):
         assert after["first-row-id"] == before["first-row-id"] + before["added-rows"]
     assert snapshots[0]["first-row-id"] == 0
     assert metadata["next-row-id"] == snapshots[-1]["first-row-id"] + snapshots[-1]["added-rows"]
@@ -143,7 +144,7 @@ def test_the_metadata_is_format_version_3_with_one_vector_per_base_file(tmp_path
     assert manifest_header["format-version"] == "3"
     live_data = [e["data_file"] for e in data_entries if e["status"] != 2]
     ranges = sorted((f["first_row_id"], f["first_row_id"] + f["record_count"]) for f in live_data)
-    assert all(end <= start for (_, end), (start, _) in zip(ranges, ranges[1:]))  # no row id given twice
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(ranges))  # no row id given twice
     assert ranges[-1][1] <= metadata["next-row-id"]
 
     _, delete_entries = _avro(delete_manifest["manifest_path"])
