@@ -275,6 +275,7 @@ class IcebergPublisher:
 
     @property
     def format_version(self) -> int:
+        """The Iceberg format version of the tables published."""
         return VECTORS_FORMAT_VERSION if self.vectors else FORMAT_VERSION
 
     def _write_metadata(self, name: str, view: str, readers: Readers, table_path: str,
