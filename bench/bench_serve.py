@@ -281,6 +281,11 @@ def main() -> None:
     parser.add_argument("--table", default="/tmp/hudi-shim-serve-bench")
     parser.add_argument("--rows", type=int, default=4_000_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--iceberg-slices", choices=("auto", "deletes", "merged"), default="auto",
+                        help="how the server publishes the snapshot's slices with log files (serve --iceberg-slices)")
+    parser.add_argument("--iceberg-deletes", choices=("positions", "vectors"), default="positions",
+                        help="how the server publishes deletes (serve --iceberg-deletes; bench/bench_deletion_vectors.py "
+                             "compares them in one process)")
     args = parser.parse_args()
     table_path = os.path.join(args.table, "bench")
     plain_path = os.path.join(args.table, "plain")
@@ -289,7 +294,8 @@ def main() -> None:
         write_plain_copy(table_path, plain_path)
     results: dict[str, object] = {"cores": os.cpu_count()}
     port = free_port()
-    server = start_server(table_path, port)
+    server = start_server(table_path, port, "--iceberg-slices", args.iceberg_slices,
+                          "--iceberg-deletes", args.iceberg_deletes)
     try:
         url = f"http://127.0.0.1:{port}"
         results.update(http_vs_in_process(table_path, url, args.repeat))

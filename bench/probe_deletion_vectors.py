@@ -4,16 +4,16 @@
                                            [--engines trino,presto,duckdb,pyiceberg]
 
 A small merge-on-read table (partitioned by city, 10% of rows updated in log blocks, then some
-rows deleted in a delete block) is published by `hudi-shim serve --iceberg-slices deletes`:
-format version 2, base files in place with Parquet position deletes. The probe then rewrites
-that publication as format version 3 (`to_v3`): each Parquet position delete file becomes a
-deletion vector (a `deletion-vector-v1` blob in a Puffin file, referenced by a delete manifest
-entry with `file_format=PUFFIN`, `referenced_data_file`, `content_offset`,
-`content_size_in_bytes`), with v3's row lineage fields (`next-row-id`, the snapshot's
-`first-row-id` and `added-rows`, `first_row_id` in manifests and the manifest list). Both
-tables, v2 and v3, are served by a minimal Iceberg REST catalog (`serve_rest`, what Trino and
-DuckDB read) and kept as a Hadoop catalog folder (Presto's), and each engine's rows are compared
-with `shim.open_table(path).read()`: same rows, rows without the deletes applied, or an error.
+rows deleted in a delete block) is published twice by `hudi-shim serve --iceberg-slices deletes`:
+with `--iceberg-deletes positions`, format version 2, base files in place with Parquet position
+deletes; with `--iceberg-deletes vectors`, format version 3, each base file's deletes a deletion
+vector (a `deletion-vector-v1` blob in a Puffin file, `catalog.iceberg.deletion_vectors`, named by
+a delete manifest entry with `file_format=PUFFIN`, `referenced_data_file`, `content_offset`,
+`content_size_in_bytes`), with v3's row lineage fields. A control is the v3 publication without
+its delete manifest (`without_deletes`). The tables are served by a minimal Iceberg REST catalog
+(`serve_rest`, what Trino and DuckDB read) and kept as a Hadoop catalog folder (Presto's), and
+each engine's rows are compared with `shim.open_table(path).read()`: same rows, rows without the
+deletes applied, or an error.
 
 The probe writes nothing into the shim's catalog: it only finds out what the engines read.
 Found (20,000 rows; docs/catalog.md): Trino 476 reads v3 metadata but fails on the deletion
@@ -24,14 +24,11 @@ vectors (`ICEBERG_BAD_DATA Unexpected PUFFIN file format`); Presto 0.287 reads n
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import shutil
-import struct
 import sys
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -46,48 +43,13 @@ import fastavro
 import httpx
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 import shim
 from bench.bench_serve import free_port, generate, start_server
-from catalog.iceberg.puffin import Blob, blob_bytes, read_footer, write_puffin
-from shim.log.positions import decode_positions, encode_positions
+from catalog.iceberg.deletion_vectors import read_vector_file
 from shim.storage import as_storage, as_uri, from_uri
 
-#: Puffin blob type, magic, and the field id of `_pos` a deletion vector is computed for.
-DV_TYPE = "deletion-vector-v1"
-DV_MAGIC = b"\xd1\xd3\x39\x64"
-ROW_POSITION_ID = 2147483645
-#: The v3 fields of a manifest's `data_file` record and of a manifest list's entries.
-V3_DATA_FILE_FIELDS = [
-    {"name": "first_row_id", "type": ["null", "long"], "default": None, "field-id": 142},
-    {"name": "content_offset", "type": ["null", "long"], "default": None, "field-id": 144},
-    {"name": "content_size_in_bytes", "type": ["null", "long"], "default": None, "field-id": 145},
-]
-V3_MANIFEST_FILE_FIELDS = [{"name": "first_row_id", "type": ["null", "long"], "default": None, "field-id": 520}]
 COLUMNS = ("id", "ts", "city", "fare", "rider", "driver", "distance_km", "passengers")
-
-
-def deletion_vector(positions: np.ndarray) -> bytes:
-    """The `deletion-vector-v1` blob of ascending row positions: length (big-endian, of magic and
-    bitmap), magic, the portable Roaring64 bitmap, CRC-32 of magic and bitmap (big-endian)."""
-    bitmap = base64.b64decode(encode_positions(positions))
-    body = DV_MAGIC + bitmap
-    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
-
-
-def read_deletion_vector(blob: bytes, where: str) -> np.ndarray:
-    """The positions of a `deletion-vector-v1` blob, its length, magic and CRC checked (every
-    length read bounded by the bytes that remain)."""
-    if len(blob) < 12:
-        raise ValueError(f"{where}: a deletion vector of {len(blob)} bytes (at least 12: length, magic, CRC)")
-    (length,) = struct.unpack(">I", blob[:4])
-    if length != len(blob) - 8 or blob[4:8] != DV_MAGIC:
-        raise ValueError(f"{where}: length {length} or magic {blob[4:8].hex()} does not fit {len(blob)} bytes")
-    body = blob[4:-4]
-    if struct.unpack(">I", blob[-4:])[0] != zlib.crc32(body):
-        raise ValueError(f"{where}: the deletion vector's CRC-32 does not match")
-    return decode_positions(base64.b64encode(body[4:]).decode("ascii"), where, 0)
 
 
 def delete_some(table_path: str, share: float = 0.02) -> int:
@@ -115,92 +77,26 @@ def delete_some(table_path: str, share: float = 0.02) -> int:
     return len(keys)
 
 
-def to_v3(metadata_location: str, out: Path, *, deletes: bool = True) -> str:
-    """The current snapshot of a published v2 table rewritten as a v3 table under `out` (its
-    position delete files as deletion vectors; without `deletes`, left out: a control whose
-    rows must differ from the shim's); returns the new metadata file's path."""
+def without_deletes(metadata_location: str, out: Path) -> str:
+    """The current snapshot of a published table without its delete manifests, under `out` (a
+    control whose rows must differ from the shim's); returns the new metadata file's path."""
     metadata = json.loads(Path(from_uri(metadata_location)).read_text())
     [snapshot] = [s for s in metadata["snapshots"] if s["snapshot-id"] == metadata["current-snapshot-id"]]
     folder = out / "metadata"
     folder.mkdir(parents=True, exist_ok=True)
     with open(from_uri(snapshot["manifest-list"]), "rb") as handle:
         listed = fastavro.reader(handle)
-        list_schema: Any = listed.writer_schema
-        manifests = [dict(m) for m in listed if isinstance(m, dict)]
-    first_row_id = 0
-    new_manifests = []
-    for number, manifest in enumerate(m for m in manifests if deletes or m["content"] == 0):
-        with open(from_uri(manifest["manifest_path"]), "rb") as handle:
-            reader = fastavro.reader(handle)
-            schema: Any = reader.writer_schema
-            header, entries = dict(reader.metadata), [dict(e) for e in reader if isinstance(e, dict)]
-        entries = [e for e in entries if e["status"] != 2]  # one snapshot: only live files
-        for entry in entries:
-            entry["status"] = 1  # added
-            entry["snapshot_id"] = snapshot["snapshot-id"]
-            entry["sequence_number"] = entry["file_sequence_number"] = 1
-        manifest_first_row_id = None
-        if manifest["content"] == 0:
-            manifest_first_row_id = first_row_id
-            for entry in entries:
-                entry["data_file"]["first_row_id"] = first_row_id
-                first_row_id += entry["data_file"]["record_count"]
-        else:
-            entries = [_as_vector(entry, out) for entry in entries]
-        data_file = next(f for f in schema["fields"] if f["name"] == "data_file")
-        data_file["type"]["fields"].extend(V3_DATA_FILE_FIELDS)
-        path = folder / f"m{number}.avro"
-        header = {k: v for k, v in header.items() if not k.startswith("avro.")} | {"format-version": "3"}
-        _write_avro(path, schema, entries, header)
-        new_manifests.append(manifest | {"manifest_path": as_uri(str(path)), "manifest_length": path.stat().st_size,
-                                         "sequence_number": 1, "min_sequence_number": 1,
-                                         "added_snapshot_id": snapshot["snapshot-id"],
-                                         "added_files_count": len(entries), "existing_files_count": 0,
-                                         "deleted_files_count": 0,
-                                         "added_rows_count": sum(e["data_file"]["record_count"] for e in entries),
-                                         "existing_rows_count": 0, "deleted_rows_count": 0,
-                                         "first_row_id": manifest_first_row_id})
-    list_schema["fields"].extend(V3_MANIFEST_FILE_FIELDS)
+        schema: Any = listed.writer_schema
+        header = {k: v for k, v in dict(listed.metadata).items() if not k.startswith("avro.")}
+        manifests = [m for m in listed if isinstance(m, dict) and m["content"] == 0]
     list_path = folder / f"snap-{snapshot['snapshot-id']}.avro"
-    _write_avro(list_path, list_schema, new_manifests,
-                {"snapshot-id": str(snapshot["snapshot-id"]), "parent-snapshot-id": "null", "sequence-number": "1",
-                 "first-row-id": "0", "format-version": "3"})
-    new_snapshot = {k: v for k, v in snapshot.items() if k != "parent-snapshot-id"} | {
-        "sequence-number": 1, "manifest-list": as_uri(str(list_path)), "first-row-id": 0, "added-rows": first_row_id,
-        "summary": {"operation": "append"}}
-    v3 = metadata | {"format-version": 3, "location": as_uri(str(out)), "last-sequence-number": 1,
-                     "snapshots": [new_snapshot], "next-row-id": first_row_id, "statistics": [],
-                     "snapshot-log": [{"timestamp-ms": snapshot["timestamp-ms"], "snapshot-id": snapshot["snapshot-id"]}],
-                     "table-uuid": "6b5a1c9e-0d6c-4d4e-9f51-3c1d2a000003"}
-    path = folder / "00001-v3.metadata.json"
-    path.write_text(json.dumps(v3, indent=1))
+    _write_avro(list_path, schema, manifests, header)
+    control = metadata | {"location": as_uri(str(out)), "statistics": [],
+                          "snapshots": [snapshot | {"manifest-list": as_uri(str(list_path))}],
+                          "table-uuid": "6b5a1c9e-0d6c-4d4e-9f51-3c1d2a000003"}
+    path = folder / "00001-control.metadata.json"
+    path.write_text(json.dumps(control, indent=1))
     return str(path)
-
-
-def _as_vector(entry: dict[str, Any], out: Path) -> dict[str, Any]:
-    """A Parquet position delete file's entry as a deletion vector's (one Puffin file each)."""
-    data_file = entry["data_file"]
-    deletes = pq.read_table(from_uri(data_file["file_path"]))
-    referenced = data_file["referenced_data_file"]
-    if set(deletes["file_path"].to_pylist()) != {referenced}:
-        raise AssertionError(f"{data_file['file_path']} deletes rows of other files than {referenced}")
-    positions = np.sort(deletes["pos"].to_numpy())
-    puffin = write_puffin([Blob(DV_TYPE, (ROW_POSITION_ID,), -1, -1, deletion_vector(positions), compression=None,
-                                properties={"referenced-data-file": referenced, "cardinality": str(len(positions))})],
-                          {"created-by": "hudi-shim dv probe"})
-    path = out / "data" / (Path(from_uri(data_file["file_path"])).stem + "-dv.puffin")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(puffin.data)
-    [blob] = puffin.blobs
-    again = read_deletion_vector(blob_bytes(read_footer(path.read_bytes(), str(path)), blob, str(path)), str(path))
-    if not np.array_equal(again, positions):
-        raise AssertionError(f"{path}: the deletion vector does not read back as written")
-    data_file.update(file_path=as_uri(str(path)), file_format="PUFFIN", record_count=len(positions),
-                     file_size_in_bytes=len(puffin.data), content_offset=blob["offset"],
-                     content_size_in_bytes=blob["length"], lower_bounds=None, upper_bounds=None,
-                     column_sizes=None, value_counts=None, null_value_counts=None, nan_value_counts=None,
-                     split_offsets=None, first_row_id=None)
-    return entry
 
 
 def _write_avro(path: Path, schema: dict[str, Any], records: list[dict[str, Any]], header: dict[str, Any]) -> None:
@@ -316,7 +212,8 @@ def _wait_for_workers(server: Any, seconds: float = 60) -> None:
 
 
 def delete_formats(location: str) -> dict[str, int]:
-    """How many live delete files of each format the table's current snapshot names."""
+    """How many live delete files of each format the table's current snapshot names (each
+    deletion vector read back, its CRC checked)."""
     metadata = json.loads(Path(location).read_text())
     [snapshot] = [s for s in metadata["snapshots"] if s["snapshot-id"] == metadata["current-snapshot-id"]]
     formats: dict[str, int] = {}
@@ -326,8 +223,27 @@ def delete_formats(location: str) -> dict[str, int]:
         with open(from_uri(manifest["manifest_path"]), "rb") as handle:
             for entry in fastavro.reader(handle):
                 if isinstance(entry, dict) and entry["status"] != 2 and entry["data_file"]["content"] == 1:
+                    if entry["data_file"]["file_format"] == "PUFFIN":
+                        path = from_uri(entry["data_file"]["file_path"])
+                        read_vector_file(as_storage(path), path)
                     formats[entry["data_file"]["file_format"]] = formats.get(entry["data_file"]["file_format"], 0) + 1
     return formats
+
+
+def published(table_path: str, folder: Path, deletes: str) -> str:
+    """The metadata location `hudi-shim serve --iceberg-deletes <deletes>` publishes the table's
+    snapshot view at (base files in place with deletes, no older snapshots)."""
+    port = free_port()
+    server = start_server(table_path, port, "--iceberg-dir", str(folder), "--iceberg-slices", "deletes",
+                          "--iceberg-history", "0", "--iceberg-deletes", deletes)
+    try:
+        loaded = httpx.get(f"http://127.0.0.1:{port}/iceberg/v1/namespaces/default/tables/bench", timeout=300)
+        loaded.raise_for_status()
+        location: str = loaded.json()["metadata-location"]
+        return location
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def main() -> None:
@@ -344,18 +260,9 @@ def main() -> None:
     generate(table_path, args.rows, 0.1)
     deleted = delete_some(table_path)
     expected = sorted(_normal(r.values()) for r in shim.open_table(table_path).read(columns=list(COLUMNS)).to_pylist())
-    port = free_port()
-    server = start_server(table_path, port, "--iceberg-dir", str(root / "iceberg"), "--iceberg-slices", "deletes",
-                          "--iceberg-history", "0")
-    try:
-        loaded = httpx.get(f"http://127.0.0.1:{port}/iceberg/v1/namespaces/default/tables/bench", timeout=300)
-        loaded.raise_for_status()
-        v2_location = loaded.json()["metadata-location"]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    tables = {"bench_v2": from_uri(v2_location), "bench_v3": to_v3(v2_location, root / "v3" / "bench_v3"),
-              "bench_v3_no_dv": to_v3(v2_location, root / "v3" / "bench_v3_no_dv", deletes=False)}
+    v2_location, v3_location = (published(table_path, root / f"iceberg-{form}", form) for form in ("positions", "vectors"))
+    tables = {"bench_v2": from_uri(v2_location), "bench_v3": from_uri(v3_location),
+              "bench_v3_no_dv": without_deletes(v3_location, root / "v3" / "bench_v3_no_dv")}
     results: dict[str, object] = {"rows": len(expected), "deleted_keys": deleted}
     results |= {f"{name}_delete_files": delete_formats(location) for name, location in tables.items()}
     select = f"SELECT {', '.join(COLUMNS)} FROM {{table}}"

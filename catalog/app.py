@@ -78,7 +78,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.iceberg = IcebergPublisher(catalog, folder, keep_seconds=settings.iceberg_keep_seconds,
                                              history=settings.iceberg_history,
                                              statistics_max_columns=settings.iceberg_statistics_max_columns,
-                                             slice_merging=settings.iceberg_slices)
+                                             slice_merging=settings.iceberg_slices,
+                                             deletes=settings.iceberg_deletes)
         hadoop_folder = settings.hadoop_catalog_location()
         app.state.hadoop = None if hadoop_folder is None else HadoopCatalogFolder(app.state.iceberg, hadoop_folder)
         hive = None if settings.hive_metastore is None else HiveMetastoreSync(

@@ -29,6 +29,10 @@ SliceMerging = Literal["auto", "deletes", "merged"]
 """How a snapshot view publishes slices with log files: by cost, always as base file plus
 deletes, or always merged (`catalog.iceberg.layout.merge_reason`)."""
 SLICE_MERGING: tuple[str, ...] = get_args(SliceMerging)
+DeleteForm = Literal["positions", "vectors"]
+"""How published snapshots delete base rows: Parquet position delete files (format version 2,
+every reader), or deletion vectors (format version 3: DuckDB and PyIceberg only)."""
+DELETE_FORMS: tuple[str, ...] = get_args(DeleteForm)
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -84,6 +88,11 @@ class Settings:
             "deletes"; `catalog.iceberg.layout.merge_reason`), "deletes" (base file in place,
             standing log records and position deletes) or "merged" (written out merged, read
             without deletes).
+        iceberg_deletes: how published snapshots delete the base rows log records supersede or
+            delete: "positions" (the default: format version 2, Parquet position delete files,
+            which Trino, Presto, DuckDB and PyIceberg read) or "vectors" (format version 3, one
+            deletion vector per base file in a Puffin file: for deployments whose readers are
+            DuckDB and PyIceberg; Trino 476 and Presto 0.287 cannot read them).
         iceberg_statistics_max_columns: published Iceberg tables of at most this many columns get
             distinct-value statistics (Puffin theta sketches, which Trino's optimizer reads); each
             new file slice is read once to compute them, which very wide tables may not be worth.
@@ -135,6 +144,7 @@ class Settings:
     iceberg_history: int = 10
     iceberg_statistics_max_columns: int = 200
     iceberg_slices: str = "auto"
+    iceberg_deletes: str = "positions"
     hadoop_catalog_dir: str | None = None
     hadoop_catalog_seconds: float = 10.0
     metadata: bool = True
@@ -159,6 +169,9 @@ class Settings:
         if self.iceberg_slices not in SLICE_MERGING:
             raise InvalidArgumentError(f"setting iceberg_slices must be one of {', '.join(SLICE_MERGING)}, "
                                        f"got {self.iceberg_slices!r}")
+        if self.iceberg_deletes not in DELETE_FORMS:
+            raise InvalidArgumentError(f"setting iceberg_deletes must be one of {', '.join(DELETE_FORMS)}, "
+                                       f"got {self.iceberg_deletes!r}")
         if not isinstance(self.iceberg_statistics_max_columns, int) \
                 or isinstance(self.iceberg_statistics_max_columns, bool) or self.iceberg_statistics_max_columns < 0:
             raise InvalidArgumentError("setting iceberg_statistics_max_columns must be 0 or more, got "

@@ -106,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
                             "their logs hold 5%% or more of the base file's bytes or the base file is at most "
                             "8 MB: readers apply no deletes), deletes (the base file in place, standing log "
                             "records and position deletes) or merged (default: auto)")
+    serve.add_argument("--iceberg-deletes", choices=("positions", "vectors"),
+                       help="how published snapshots delete base rows: positions (Parquet position delete files, "
+                            "format version 2: every reader) or vectors (format version 3, one deletion vector "
+                            "per base file in a Puffin file: for DuckDB and PyIceberg readers; Trino 476 and "
+                            "Presto 0.287 cannot read it) (default: positions)")
     serve.add_argument("--iceberg-statistics-max-columns", type=int,
                        help="publish distinct-value statistics (Puffin theta sketches, for Trino's optimizer) for "
                             "tables of at most this many columns; each new file slice is read once to compute "
@@ -277,6 +282,7 @@ def _serve(args: argparse.Namespace) -> int:
                                      "hadoop_catalog_dir", "hadoop_catalog_seconds", "discovery_seconds",
                                      "hive_metastore", "hive_database", "hive_sync_database", "hive_metastore_seconds",
                                      "oauth_token_seconds", "iceberg_statistics_max_columns", "iceberg_slices",
+                                     "iceberg_deletes",
                                      "vend_role_arn", "vend_seconds", "sts_endpoint")
               if (value := getattr(args, key)) is not None}
     if args.token:

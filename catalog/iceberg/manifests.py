@@ -1,4 +1,4 @@
-"""Iceberg (format version 2) manifest files and manifest lists, written as Avro with fastavro.
+"""Iceberg manifest files and manifest lists (format version 2, or 3), written as Avro with fastavro.
 
 A published view's snapshot has a manifest of data files, a manifest of position delete files
 when some base rows are superseded by log records, and a manifest list naming them. As a native
@@ -8,7 +8,9 @@ snapshot has not is a deleted entry; the manifest list counts each kind. The Avr
 fields. Files carry their partition's values (`catalog.iceberg.partitioning`), and a position
 delete file names the one data file it deletes rows of (`referenced_data_file`, and bounds on
 its `file_path` column, for readers that only look at those), so readers open only the delete
-files of the data files they read.
+files of the data files they read. In format version 3 a delete file is a deletion vector, a
+blob in a Puffin file (`content_offset`, `content_size_in_bytes`), and data files and data
+manifests carry the first row id of their rows (`first_row_id`, `catalog.iceberg.row_lineage`).
 """
 
 from __future__ import annotations
@@ -33,9 +35,13 @@ DELETES = 1
 UNSORTED_ORDER_ID = 0
 
 
+PARQUET, PUFFIN = "PARQUET", "PUFFIN"  # file formats: data and position delete files, deletion vectors
+
+
 @dataclass(frozen=True, slots=True)
 class DataFile:
-    """One Parquet file of a snapshot: data (content 0) or position deletes (content 1)."""
+    """One file of a snapshot: data (content 0) or position deletes (content 1: a Parquet file,
+    or a deletion vector's blob in a Puffin file)."""
 
     path: str
     record_count: int
@@ -46,17 +52,23 @@ class DataFile:
     references: str | None = None
     #: Column sizes, counts and bounds, and split offsets, from the file's footer.
     metrics: FileMetrics | None = None
+    file_format: str = PARQUET
+    #: A deletion vector: its blob's offset and length in the Puffin file.
+    content_offset: int | None = None
+    content_size: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ManifestEntry:
     """A file's entry in a snapshot's manifest: its status, the snapshot that added (or, for a
-    deleted entry, deleted) it, and the data sequence number it was added with."""
+    deleted entry, deleted) it, the data sequence number it was added with, and (format version
+    3, data files) the row id of its first row."""
 
     status: int
     snapshot_id: int
     sequence_number: int
     file: DataFile
+    first_row_id: int | None = None
 
 
 def _optional(name: str, field_id: int, avro_type: Any) -> dict[str, Any]:
@@ -74,7 +86,16 @@ def _by_field_id(name: str, field_id: int, key_id: int, value_type: str) -> dict
     return _optional(name, field_id, {"type": "array", "items": pairs, "logicalType": "map"})
 
 
-def manifest_entry_schema(spec: PartitionSpec) -> dict[str, Any]:
+#: What format version 3 adds to a manifest's `data_file` and to a manifest list's entries.
+V3_DATA_FILE_FIELDS = (
+    _optional("first_row_id", 142, "long"),
+    _optional("content_offset", 144, "long"),
+    _optional("content_size_in_bytes", 145, "long"),
+)
+V3_MANIFEST_FILE_FIELDS = (_optional("first_row_id", 520, "long"),)
+
+
+def manifest_entry_schema(spec: PartitionSpec, format_version: int = 2) -> dict[str, Any]:
     """The Avro schema of manifest entries under `spec`."""
     data_file = {
         "type": "record",
@@ -97,6 +118,7 @@ def manifest_entry_schema(spec: PartitionSpec) -> dict[str, Any]:
             _optional("equality_ids", 135, {"type": "array", "items": "int", "element-id": 136}),
             _optional("sort_order_id", 140, "int"),
             _optional("referenced_data_file", 143, "string"),
+            *(V3_DATA_FILE_FIELDS if format_version >= 3 else ()),
         ],
     }
     return {
@@ -146,7 +168,7 @@ MANIFEST_FILE = {
 
 
 def manifest_bytes(entries: Sequence[ManifestEntry], table_schema: dict[str, Any], spec: PartitionSpec,
-                   content: int = DATA) -> bytes:
+                   content: int = DATA, format_version: int = 2) -> bytes:
     """A manifest of `entries` (all data files, or all position deletes: `content`), under
     partition spec `spec` (id 0)."""
     records = [{
@@ -154,21 +176,23 @@ def manifest_bytes(entries: Sequence[ManifestEntry], table_schema: dict[str, Any
         "snapshot_id": e.snapshot_id,
         "sequence_number": e.sequence_number,
         "file_sequence_number": e.sequence_number,
-        "data_file": _data_file(e.file, spec),
+        "data_file": _data_file(e.file, spec) | (
+            {"first_row_id": e.first_row_id, "content_offset": e.file.content_offset,
+             "content_size_in_bytes": e.file.content_size} if format_version >= 3 else {}),
     } for e in entries]
     metadata = {
         "schema": json.dumps(table_schema),
         "schema-id": str(table_schema.get("schema-id", 0)),
         "partition-spec": json.dumps(spec.to_json()["fields"]),
         "partition-spec-id": "0",
-        "format-version": "2",
+        "format-version": str(format_version),
         "content": "deletes" if content == DELETES else "data",
     }
-    return _avro(manifest_entry_schema(spec), records, metadata)
+    return _avro(manifest_entry_schema(spec, format_version), records, metadata)
 
 
 def _data_file(file: DataFile, spec: PartitionSpec) -> dict[str, Any]:
-    record: dict[str, Any] = {"content": file.content, "file_path": file.path, "file_format": "PARQUET",
+    record: dict[str, Any] = {"content": file.content, "file_path": file.path, "file_format": file.file_format,
                               "partition": spec.record(file.partition_path), "record_count": file.record_count,
                               "file_size_in_bytes": file.size}
     metrics = file.metrics
@@ -180,8 +204,10 @@ def _data_file(file: DataFile, spec: PartitionSpec) -> dict[str, Any]:
     if file.content == DATA:
         record["sort_order_id"] = UNSORTED_ORDER_ID
     if file.references is not None:
-        bound = [{"key": DELETE_FILE_PATH_ID, "value": file.references.encode("utf-8")}]
-        record.update(lower_bounds=bound, upper_bounds=bound, referenced_data_file=file.references)
+        record["referenced_data_file"] = file.references
+        if file.file_format == PARQUET:  # (a deletion vector has no columns to bound)
+            bound = [{"key": DELETE_FILE_PATH_ID, "value": file.references.encode("utf-8")}]
+            record.update(lower_bounds=bound, upper_bounds=bound)
     return record
 
 
@@ -205,10 +231,14 @@ class Manifest:
 
 
 def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequence_number: int,
-                        spec: PartitionSpec, parent: int | None = None) -> bytes:
+                        spec: PartitionSpec, parent: int | None = None, *,
+                        first_row_id: int | None = None) -> bytes:
     """The manifest list of snapshot `snapshot_id`, naming its manifests (with their entries'
-    counts and the bounds of their partition values)."""
+    counts and the bounds of their partition values). With `first_row_id`, a format version 3
+    list: each data manifest's rows take row ids from there on (added and existing rows, in
+    turn), delete manifests none."""
     records = []
+    next_row_id = first_row_id
     for m in manifests:
         (added, added_rows), (existing, existing_rows), (deleted, deleted_rows) = (
             m.count(ADDED), m.count(EXISTING), m.count(DELETED))
@@ -229,9 +259,16 @@ def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequenc
             "deleted_rows_count": deleted_rows,
             "partitions": spec.summaries([e.file.partition_path for e in m.entries]),
         })
+        if next_row_id is not None:
+            records[-1]["first_row_id"] = next_row_id if m.content == DATA else None
+            next_row_id += added_rows + existing_rows if m.content == DATA else 0
     metadata = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null" if parent is None else str(parent),
                 "sequence-number": str(sequence_number), "format-version": "2"}
-    return _avro(MANIFEST_FILE, records, metadata)
+    schema = MANIFEST_FILE
+    if first_row_id is not None:
+        metadata |= {"format-version": "3", "first-row-id": str(first_row_id)}
+        schema = MANIFEST_FILE | {"fields": [*MANIFEST_FILE["fields"], *V3_MANIFEST_FILE_FIELDS]}
+    return _avro(schema, records, metadata)
 
 
 def _avro(schema: dict[str, Any], records: list[dict[str, Any]], metadata: dict[str, str]) -> bytes:

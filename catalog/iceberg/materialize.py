@@ -2,8 +2,9 @@
 
 Either the whole slice, as the shim reads it (log records merged, columns reconciled by id), or
 only what its log files change (`write_log_side`): the log records that stand, and Iceberg
-position deletes for the base file rows they supersede or delete, the base file staying read
-in place.
+position deletes for the base file rows they supersede or delete (a Parquet position delete
+file, or a deletion vector in a Puffin file: `catalog.iceberg.deletion_vectors`), the base file
+staying read in place.
 
 Files are named after what they hold (the table, the view's schema and the slice's files with
 their sizes), so a slice no later commit touched is written once and found again.
@@ -23,6 +24,7 @@ import pyarrow.parquet as pq
 
 import shim
 from catalog.cache import LruCache, SingleFlight
+from catalog.iceberg.deletion_vectors import write_vector_file
 from catalog.iceberg.metrics import NAN_COUNTS_KEY, nan_counts
 from catalog.iceberg.types import DELETE_FILE_PATH_ID, DELETE_POS_ID, file_schema_for_iceberg
 from shim import FileSlice
@@ -38,11 +40,13 @@ ROW_GROUP_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class WrittenFile:
-    """A Parquet file written for Iceberg readers (None path: the slice holds no rows)."""
+    """A file written for Iceberg readers (None path: the slice holds no rows): Parquet, or a
+    Puffin file holding one deletion vector, whose blob's offset and length `vector` gives."""
 
     path: str | None
     record_count: int
     size: int
+    vector: tuple[int, int] | None = None
 
 
 def slice_digest(scan: shim.Scan, file_slice: FileSlice, touched: bytes) -> str:
@@ -79,11 +83,11 @@ class SliceWriter:
         return self._once(key, lambda: (write_slice(self.out, scan, file_slice, touched, folder),))[0]
 
     def log_side(self, scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_uri: str,
-                 folder: str) -> tuple[WrittenFile, WrittenFile]:
+                 folder: str, *, vectors: bool = False) -> tuple[WrittenFile, WrittenFile]:
         """`write_log_side`, once."""
-        key = os.path.join(folder, slice_digest(scan, file_slice, touched) + "-log-side\0" + base_uri)
+        key = os.path.join(folder, slice_digest(scan, file_slice, touched) + f"-log-side-{vectors}\0" + base_uri)
         rows, deletes = self._once(key, lambda: write_log_side(self.out, scan, file_slice, touched, base_uri,
-                                                                        folder))
+                                                                        folder, vectors=vectors))
         return rows, deletes
 
     def _once(self, key: str, write: Callable[[], tuple[WrittenFile, ...]]) -> tuple[WrittenFile, ...]:
@@ -115,10 +119,10 @@ def write_slice(out: Storage, scan: shim.Scan, file_slice: FileSlice, touched: b
 
 
 def write_log_side(out: Storage, scan: shim.Scan, file_slice: FileSlice, touched: bytes, base_uri: str,
-                   folder: str) -> tuple[WrittenFile, WrittenFile]:
+                   folder: str, *, vectors: bool = False) -> tuple[WrittenFile, WrittenFile]:
     """What the slice's logs change, for a base file read in place as `base_uri`: the standing
     log records (`<digest>-log.parquet`) and the position deletes of base rows that do not stand
-    (`<digest>-deletes.parquet`)."""
+    (`<digest>-deletes.parquet`; with `vectors`, the deletion vector `<digest>-dv.puffin`)."""
     state = slice_merge_state(scan, file_slice)
     digest = slice_digest(scan, file_slice, touched)
     target = file_schema_for_iceberg(scan.data_schema)
@@ -127,6 +131,11 @@ def write_log_side(out: Storage, scan: shim.Scan, file_slice: FileSlice, touched
                   lambda: (_as_target(b, target) for b in log_rows.to_batches()))
     dropped = np.flatnonzero(~np.asarray(state.base_keep.to_numpy(zero_copy_only=False), dtype=bool)) \
         if state.base_keep is not None else np.empty(0, np.int64)
+    if vectors:
+        if not len(dropped):
+            return rows, WrittenFile(None, 0, 0)
+        vector = write_vector_file(out, os.path.join(folder, f"{digest}-dv.puffin"), dropped, base_uri)
+        return rows, WrittenFile(vector.path, vector.cardinality, vector.size, (vector.offset, vector.length))
     deletes = pa.record_batch([pa.array([base_uri] * len(dropped), pa.string()), pa.array(dropped, pa.int64())],
                               schema=POSITION_DELETE_SCHEMA)
     deleted = _write(out, os.path.join(folder, f"{digest}-deletes.parquet"), POSITION_DELETE_SCHEMA,

@@ -1,10 +1,13 @@
-"""A registered table's view published as Iceberg table metadata (format version 2).
+"""A registered table's view published as Iceberg table metadata (format version 2; 3 with
+deletion vectors).
 
 The Iceberg table has the view's schema (column ids as field ids), the name mapping that reads
 Hudi's base files in place, and one snapshot adding every data file of the view at its latest
 instant: base files where they are, and the slices they cannot describe written out reconciled
 (see `catalog.iceberg.layout`), plus, for merge-on-read snapshots, what log files change
-(standing log records, and position deletes of the base rows they supersede). The table is
+(standing log records, and position deletes of the base rows they supersede: Parquet position
+delete files, or with `deletes="vectors"` format version 3 deletion vectors, one Puffin file per
+base file, with v3's row lineage, `catalog.iceberg.row_lineage`). The table is
 partitioned by identity on Hudi's partition columns where the partition paths spell their values
 (`catalog.iceberg.partitioning`). Metadata, manifests and written slices go to the publisher's
 folder, named after their content, so publishing a view again after no commit writes nothing;
@@ -45,6 +48,7 @@ from catalog.iceberg.manifests import (
     DELETES,
     EXISTING,
     POSITION_DELETES,
+    PUFFIN,
     DataFile,
     Manifest,
     ManifestEntry,
@@ -55,11 +59,13 @@ from catalog.iceberg.materialize import SliceWriter, WrittenFile, slice_digest
 from catalog.iceberg.metrics import FooterStats, StatsSource, metrics_of
 from catalog.iceberg.partitioning import PartitionSpec, partition_spec
 from catalog.iceberg.retention import expire
+from catalog.iceberg.row_lineage import RowIds, assign_row_ids
 from catalog.iceberg.statistics import SliceSketch, sketched_columns, slice_sketch, statistics_file, union
 from catalog.iceberg.statistics import available as statistics_available
 from catalog.iceberg.stats_metrics import MetadataStats, stats_rows
 from catalog.iceberg.types import iceberg_id, iceberg_schema, last_column_id, zone_free
 from catalog.service import Catalog
+from catalog.settings import DELETE_FORMS
 from catalog.views import touch_keys
 from shim.errors import HudiShimError
 from shim.read import ColumnStats, parquet_footer
@@ -67,6 +73,8 @@ from shim.storage import Storage, as_uri, from_uri, is_inside, resolve_table_pat
 from shim.timeline.instant import instant_key
 
 FORMAT_VERSION = 2
+#: With deletion vectors (`deletes="vectors"`).
+VECTORS_FORMAT_VERSION = 3
 #: Changes when what manifests say of the same files changes (a new version is published then).
 MANIFEST_VERSION = "metrics-3"
 #: Changes when what the metadata says beside the files changes (its location, its properties).
@@ -137,8 +145,15 @@ class IcebergPublisher:
 
     def __init__(self, catalog: Catalog, folder: str, *, keep_seconds: float = 900.0,
                  history: int = DEFAULT_DEPTH, stats_source: StatsSource | None = None,
-                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS, slice_merging: str = "auto") -> None:
+                 statistics_max_columns: int = DEFAULT_STATISTICS_MAX_COLUMNS, slice_merging: str = "auto",
+                 deletes: str = "positions") -> None:
+        if deletes not in DELETE_FORMS:
+            raise ValueError(f"deletes must be one of {', '.join(DELETE_FORMS)}, not {deletes!r}")
         self.catalog = catalog
+        #: How deletes are published: "positions" (format version 2, Parquet position delete
+        #: files, which every reader takes) or "vectors" (format version 3, deletion vectors in
+        #: Puffin files: DuckDB and PyIceberg read them, Trino 476 and Presto 0.287 do not).
+        self.deletes = deletes
         #: How the snapshot view publishes slices with log files (`catalog.iceberg.layout.SliceMerging`).
         self.slice_merging = slice_merging
         #: Distinct-value statistics (Puffin) for tables of at most this many top-level columns
@@ -234,7 +249,8 @@ class IcebergPublisher:
         for scan, layout in zip(scans, layouts, strict=True):
             touches = touch_keys(handle, table, scan.read_instant)
             stats = scan.base_file_stats(_mapped_names(mapping))
-            files, written = _data_files(scan, layout, touches, data_folder, self._slices, stats)
+            files, written = _data_files(scan, layout, touches, data_folder, self._slices, stats,
+                                         vectors=self.vectors)
             source = MetadataStats.of(scan, stats, self.stats_source) if stats else self.stats_source
             metrics = _with_metrics(files, scan.data_schema, mapping, source, table.storage, self.storage)
             snapshots.append(SnapshotFiles(scan, layout, metrics, written))
@@ -252,6 +268,16 @@ class IcebergPublisher:
                                          columns))
         return Versions(tuple(snapshots), mapping, spec, tuple(sketches), tuple(sorted(columns.values())))
 
+    @property
+    def vectors(self) -> bool:
+        """Whether deletes are published as deletion vectors (format version 3)."""
+        return self.deletes == "vectors"
+
+    @property
+    def format_version(self) -> int:
+        """The Iceberg format version of the tables published."""
+        return VECTORS_FORMAT_VERSION if self.vectors else FORMAT_VERSION
+
     def _write_metadata(self, name: str, view: str, readers: Readers, table_path: str,
                         versions: Versions) -> PublishedTable:
         latest = versions.snapshots[-1]
@@ -267,8 +293,8 @@ class IcebergPublisher:
                               [[(f.path, f.size, f.content, f.partition_path) for f in snapshot.files]
                                for snapshot in versions.snapshots],
                               [snapshot.scan.read_instant for snapshot in versions.snapshots],
-                              None if versions.sketches is None else sorted(s.path for s in versions.sketches)],
-                             sort_keys=True)
+                              None if versions.sketches is None else sorted(s.path for s in versions.sketches)]
+                             + ([self.format_version] if self.vectors else []), sort_keys=True)
         digest = hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
         folder = os.path.join(self.folder, name, readers.folder(view), "metadata")
         # `<version>-<id>.metadata.json`, as Iceberg names them: Trino's metastore catalogs parse
@@ -280,12 +306,18 @@ class IcebergPublisher:
             return PublishedTable(file_uri(metadata_path), json.loads(out.read_text(metadata_path)), latest.written)
         out.make_dirs(folder)
         ids = [_snapshot_id(snapshot, digest) for snapshot in versions.snapshots]
+        per_snapshot = _manifest_entries(versions.snapshots, ids)
+        row_ids: list[RowIds | None] = [None] * len(per_snapshot)
+        next_row_id = None
+        if self.vectors:
+            per_snapshot, assigned, next_row_id = assign_row_ids(per_snapshot)
+            row_ids = list(assigned)
         entries: list[dict[str, Any]] = []
-        for number, (snapshot, schema_id, manifest_entries) in enumerate(
-                zip(versions.snapshots, schema_ids, _manifest_entries(versions.snapshots, ids), strict=True), start=1):
+        for number, (snapshot, schema_id, manifest_entries, lineage) in enumerate(
+                zip(versions.snapshots, schema_ids, per_snapshot, row_ids, strict=True), start=1):
             entries.append(self._snapshot(out, folder, digest, snapshot, ids[number - 1], number, manifest_entries,
                                           schemas[schema_id] | {"schema-id": schema_id}, versions.spec,
-                                          entries[-1]["snapshot-id"] if entries else None))
+                                          entries[-1]["snapshot-id"] if entries else None, lineage))
         current = entries[-1]
         statistics = []
         if versions.sketches is not None:
@@ -306,7 +338,7 @@ class IcebergPublisher:
             "gc.enabled": "false",
         }
         metadata = {
-            "format-version": FORMAT_VERSION,
+            "format-version": self.format_version,
             "table-uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{file_uri(table_path)}#{readers.folder(view)}")),
             # where this view's metadata lives, not the Hudi table: an engine that drops the table
             # through a metastore (Trino removes the table's location) or writes to it stays out of Hudi's folder
@@ -330,6 +362,8 @@ class IcebergPublisher:
             "metadata-log": [],
             "statistics": statistics,
         }
+        if next_row_id is not None:
+            metadata["next-row-id"] = next_row_id
         out.write_atomically(metadata_path, json.dumps(metadata, indent=1).encode("utf-8"))
         self._expire(name)
         return PublishedTable(file_uri(metadata_path), metadata, latest.written)
@@ -337,20 +371,24 @@ class IcebergPublisher:
     @staticmethod
     def _snapshot(out: Storage, folder: str, digest: str, snapshot: SnapshotFiles, snapshot_id: int,
                   sequence_number: int, manifest_entries: list[ManifestEntry], schema: dict[str, Any],
-                  spec: PartitionSpec, parent: int | None) -> dict[str, Any]:
+                  spec: PartitionSpec, parent: int | None, row_ids: RowIds | None = None) -> dict[str, Any]:
         """Write one snapshot's manifests and manifest list on `out`; its entry in the metadata.
         The manifests hold every file of the commit (a complete view: files the parent had too are
-        existing entries), and those of the parent it no longer has as deleted entries."""
+        existing entries), and those of the parent it no longer has as deleted entries. With
+        `row_ids`, format version 3 files (row lineage)."""
         manifests = []
+        version = FORMAT_VERSION if row_ids is None else VECTORS_FORMAT_VERSION
         for kind in (DATA, DELETES):
             held = tuple(e for e in manifest_entries if e.file.content == kind)
             if held or kind == DATA:
                 manifest_path = os.path.join(folder, f"{digest}-{sequence_number}-m{kind}.avro")
-                manifest = manifest_bytes(held, schema, spec, kind)
+                manifest = manifest_bytes(held, schema, spec, kind, version)
                 out.write_atomically(manifest_path, manifest)
                 manifests.append(Manifest(file_uri(manifest_path), len(manifest), kind, held))
         list_path = os.path.join(folder, f"snap-{snapshot_id}-{digest}.avro")
-        out.write_atomically(list_path, manifest_list_bytes(manifests, snapshot_id, sequence_number, spec, parent))
+        out.write_atomically(list_path, manifest_list_bytes(
+            manifests, snapshot_id, sequence_number, spec, parent,
+            first_row_id=None if row_ids is None else row_ids.first_row_id))
         summary = snapshot_summary(manifest_entries, first=parent is None)
         summary["hudi-shim.instant"] = snapshot.scan.read_instant or ""
         entry: dict[str, Any] = {
@@ -363,6 +401,8 @@ class IcebergPublisher:
         }
         if parent is not None:
             entry["parent-snapshot-id"] = parent
+        if row_ids is not None:
+            entry |= {"first-row-id": row_ids.first_row_id, "added-rows": row_ids.added_rows}
         return entry
 
     def _can_sketch(self) -> bool:
@@ -400,7 +440,8 @@ def _with_metrics(files: list[DataFile], schema: pa.Schema, name_mapping: list[d
     def stats(path: str) -> Any:
         return source.file_stats(table if is_inside(path, table.root) else published, path)
 
-    return [replace(data_file, metrics=metrics_of(stats(_path_of(data_file.path)), columns, name_mapping))
+    return [data_file if data_file.file_format == PUFFIN  # (a deletion vector has no columns)
+            else replace(data_file, metrics=metrics_of(stats(_path_of(data_file.path)), columns, name_mapping))
             for data_file in files]
 
 
@@ -437,6 +478,10 @@ def snapshot_summary(entries: Sequence[ManifestEntry], *, first: bool) -> dict[s
     added, removed = of((ADDED,), DATA), of((DELETED,), DATA)
     added_deletes, removed_deletes = of((ADDED,), POSITION_DELETES), of((DELETED,), POSITION_DELETES)
     live, live_deletes = of((ADDED, EXISTING), DATA), of((ADDED, EXISTING), POSITION_DELETES)
+
+    def vectors(files: list[DataFile]) -> int:
+        return sum(f.file_format == PUFFIN for f in files)
+
     if first or (not removed and not added_deletes and not removed_deletes):
         operation = "append"
     elif not added and not added_deletes:
@@ -448,7 +493,9 @@ def snapshot_summary(entries: Sequence[ManifestEntry], *, first: bool) -> dict[s
     for key, value in (
         ("added-data-files", len(added)), ("deleted-data-files", len(removed)),
         ("added-delete-files", len(added_deletes)), ("removed-delete-files", len(removed_deletes)),
-        ("added-position-delete-files", len(added_deletes)), ("removed-position-delete-files", len(removed_deletes)),
+        ("added-position-delete-files", len(added_deletes) - vectors(added_deletes)),
+        ("removed-position-delete-files", len(removed_deletes) - vectors(removed_deletes)),
+        ("added-dvs", vectors(added_deletes)), ("removed-dvs", vectors(removed_deletes)),
         ("added-records", sum(f.record_count for f in added)), ("deleted-records", sum(f.record_count for f in removed)),
         ("added-files-size", sum(f.size for f in added + added_deletes)),
         ("removed-files-size", sum(f.size for f in removed + removed_deletes)),
@@ -488,17 +535,22 @@ def _check_outside(folder: str, table_path: str, name: str) -> None:
 
 
 def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] | None, bytes],
-                data_folder: str, slices: SliceWriter,
-                stats: Mapping[str, Mapping[str, ColumnStats]]) -> tuple[list[DataFile], int]:
-    """Every data and position delete file of the snapshot, and how many slices were written out
-    (a base file's rows from its column stats when the metadata table has them, its size from
-    the listing)."""
+                data_folder: str, slices: SliceWriter, stats: Mapping[str, Mapping[str, ColumnStats]], *,
+                vectors: bool = False) -> tuple[list[DataFile], int]:
+    """Every data and position delete file of the snapshot (deletes as deletion vectors with
+    `vectors`), and how many slices were written out (a base file's rows from its column stats
+    when the metadata table has them, its size from the listing)."""
     files: list[DataFile] = []
     written = 0
 
     def add(out: WrittenFile, partition: str, content: int = DATA, references: str | None = None) -> None:
-        if out.path is not None:
-            files.append(DataFile(file_uri(out.path), out.record_count, out.size, content, partition, references))
+        if out.path is None:
+            return
+        data_file = DataFile(file_uri(out.path), out.record_count, out.size, content, partition, references)
+        if out.vector is not None:
+            offset, length = out.vector
+            data_file = replace(data_file, file_format=PUFFIN, content_offset=offset, content_size=length)
+        files.append(data_file)
 
     for placement in layout.placements:
         file_slice = placement.file_slice
@@ -515,7 +567,7 @@ def _data_files(scan: shim.Scan, layout: Layout, touches: dict[tuple[str, str] |
         files.append(DataFile(base_uri, rows if rows is not None else parquet_footer(table, placement.base_path).num_rows,
                               listed if listed > 0 else table.file_size(placement.base_path), DATA, partition))
         if placement.merge_logs:
-            log_rows, deletes = slices.log_side(scan, file_slice, touched, base_uri, data_folder)
+            log_rows, deletes = slices.log_side(scan, file_slice, touched, base_uri, data_folder, vectors=vectors)
             add(log_rows, partition)
             add(deletes, partition, POSITION_DELETES, references=base_uri)
     return files, written
