@@ -16,6 +16,7 @@ PUBLIC_MODULES = frozenset({
     "shim.scan_options",
     "shim.table",
     "shim.local_cache",
+    "shim.log.positions",  # the portable Roaring64 codec of row positions (Hudi's record positions, Iceberg's deletion vectors)
     "shim.properties",
     "shim.planning",  # the package's names (TableSnapshot, check_time_travel, ...), not its modules
     "shim.read",  # the package's names (SkippedBlocks, TimeLimit, read_file_schema, ...), not its modules
