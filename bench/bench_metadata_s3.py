@@ -42,7 +42,8 @@ from catalog.iceberg.publish import IcebergPublisher
 from catalog.service import Catalog
 from catalog.settings import Settings
 from engines.s3server import CLIENT_ENVIRONMENT, start_s3proxy
-from shim.read import base_files, file_schemas
+from shim.planning import file_schemas
+from shim.read import base_files
 from shim.read.cache import ByteBoundedCache
 from shim.storage import RemoteStorage
 from tests.s3tap import S3Tap

@@ -220,7 +220,8 @@ def _published(path: Path, folder: Path, *, metadata: bool) -> tuple[dict[str, t
     from catalog.iceberg.publish import IcebergPublisher
     from catalog.service import Catalog
     from catalog.settings import Settings
-    from shim.read import base_files, file_schemas
+    from shim.planning import file_schemas
+    from shim.read import base_files
     from shim.read.cache import ByteBoundedCache
     from shim.storage import LocalStorage
 
