@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                             "(default: 10)")
     serve.add_argument("--iceberg-slices", choices=("auto", "deletes", "merged"),
                        help="how the snapshot view publishes file slices with log files: auto (merged when "
-                            "their logs hold 5%% or more of the base file's bytes or the base file is at most "
+                            "their logs hold 1%% or more of the base file's bytes or the base file is at most "
                             "8 MB: readers apply no deletes), deletes (the base file in place, standing log "
                             "records and position deletes) or merged (default: auto)")
     serve.add_argument("--iceberg-deletes", choices=("positions", "vectors"),

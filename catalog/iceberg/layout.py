@@ -43,8 +43,10 @@ from shim.read import is_lance, read_file_schema
 from shim.schema import META_FIELD_NAMES, has_field_ids
 from shim.storage import Storage
 
-MERGE_LOG_SHARE = 0.05
-"""Log bytes, as a share of the base file's, from which "auto" merges a slice."""
+MERGE_LOG_SHARE = 0.01
+"""Log bytes, as a share of the base file's, from which "auto" merges a slice: merged slices read
+faster in Trino and Presto at every share measured, from 1% (`bench/bench_trino.py --updates`). Below
+it (not measured), a merged slice would rewrite a whole base file for a few log records."""
 SMALL_SLICE_BYTES = 8 << 20
 """Base files of at most this many bytes are merged by "auto" (rewriting them costs little)."""
 

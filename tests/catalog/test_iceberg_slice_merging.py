@@ -40,7 +40,7 @@ def slice_of(base_bytes: int, log_bytes: list[int]) -> FileSlice:
 def test_auto_merges_slices_whose_logs_are_a_large_share_or_whose_base_file_is_small() -> None:
     large = 100 * SMALL_SLICE_BYTES
     assert merge_reason(slice_of(large, [int(large * MERGE_LOG_SHARE) - 1]), "auto") is None
-    assert "5%" in str(merge_reason(slice_of(large, [int(large * MERGE_LOG_SHARE / 2)] * 2), "auto"))
+    assert "1%" in str(merge_reason(slice_of(large, [int(large * MERGE_LOG_SHARE / 2)] * 2), "auto"))
     assert "small" in str(merge_reason(slice_of(SMALL_SLICE_BYTES, [10]), "auto"))
     assert merge_reason(slice_of(SMALL_SLICE_BYTES + 1, [10]), "auto") is None
     assert merge_reason(slice_of(SMALL_SLICE_BYTES, [10]), "deletes") is None
