@@ -93,6 +93,15 @@ def test_imports_flow_one_way(graph, lower, upper):
     assert not graph.chain_exists(importer=lower, imported=upper, as_packages=True)
 
 
+def test_planning_uses_reading_never_the_other_way(graph):
+    """`shim.planning` plans a read and hands `shim.read` a `PlannedScan` to execute: reading
+    never imports planning, whatever the detour; the table's API sits above both."""
+    assert graph.chain_exists(importer="shim.planning", imported="shim.read", as_packages=True)
+    assert not graph.chain_exists(importer="shim.read", imported="shim.planning", as_packages=True)
+    assert not graph.chain_exists(importer="shim.planning", imported="shim.table")
+    assert not graph.chain_exists(importer="shim.read", imported="shim.table")
+
+
 def writer_layer(module: str) -> int | None:
     """0: the writer's core, 1: the table services, 2: the entry modules; None: not the writer."""
     if module in WRITER_ENTRIES:

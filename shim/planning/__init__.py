@@ -1,16 +1,16 @@
 """Planning a read: from a table snapshot and a scan's options to the file slices it reads and
-how each file's columns map onto the query's. `shim.read` executes the plans.
+how each file's columns map onto the query's, handed to `shim.read` as a `PlannedScan` to execute
+(reading never imports planning).
 
     snapshot          TableSnapshot: the table as loaded at one moment; plans on it (`plan`)
     planner           build_scan: options checked, read instant resolved, files listed and pruned
     read_instant      which commits a time-travel or incremental read covers
     query_schema      the query schema as of a read instant, and the resolver of each file
-    file_plan         the per-file column plan (`SchemaResolver` -> `FilePlan`)
-    resolvers, partition_fill   resolvers by column id, by name, and filling partition columns
+    resolvers, partition_fill   per-file column plans (`shim.read.file_plan`) by column id, by
+                      name, and filling partition columns from partition paths
     index_pruning, timestamp_ranges   pruning with the metadata table's indexes and date partitions
-    committed         what completed commits wrote, checked against the files a read finds
     file_schemas      the name-mapped view: each file's instant, schema version and mappings
-    planned_scan, plan_cache, table_schemas, snapshot_state   a plan's parts and what is remembered
+    plan_cache        plans remembered per snapshot
 
 What the catalog and engines use is public here, by name, imported on first use:
 

@@ -25,7 +25,7 @@ from shim.schema import FieldStatus, arrow_field_id
 from shim.storage import Storage
 
 if TYPE_CHECKING:
-    from shim.planning.planned_scan import PlannedScan
+    from shim.read.planned_scan import PlannedScan
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -29,38 +28,13 @@ from shim.bloom import DYNAMIC_V0
 from shim.filters import Expr, conjuncts, referenced_columns
 from shim.filters.expr import CompareOp, Comparison, InList
 from shim.filters.partition import possible_truths
-from shim.layout.listing import ListingSource
 from shim.layout.slices import FileSlice
 from shim.metadata.ranges import known_values, stats_range, union_range
 from shim.metadata.records import BloomFilterEntry
 from shim.metadata.table import BLOOM_FILTERS, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX, MetadataTable
 from shim.metadata.table_files import GuardedIndex
-from shim.planning.table_schemas import TableSchemas
 from shim.read.key_lookup import MAX_KEYS
-
-
-@dataclass(frozen=True, slots=True)
-class PlanReport:
-    """Where a plan listed its files and what the metadata table's indexes skipped.
-
-    Attributes:
-        listing: the metadata table or storage (and why).
-        partitions: partitions planned after the partition path pruned them.
-        slices: file slices planned, after the indexes pruned them.
-        partitions_skipped: of the partitions, those ruled out by `partition_stats`.
-        slices_skipped: file slices ruled out by `column_stats`.
-        slices_located: file slices left out by a key lookup (record index, secondary index,
-            bloom filters).
-        indexes: the metadata table partitions planning read.
-    """
-
-    listing: ListingSource
-    partitions: int = 0
-    slices: int = 0
-    partitions_skipped: int = 0
-    slices_skipped: int = 0
-    slices_located: int = 0
-    indexes: tuple[str, ...] = ()
+from shim.read.table_schemas import TableSchemas
 
 
 def stats_columns(expr: Expr | None, schemas: TableSchemas) -> dict[str, pa.DataType]:

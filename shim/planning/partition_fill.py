@@ -19,9 +19,10 @@ import pyarrow as pa
 
 from shim.errors import UnsupportedFeatureError
 from shim.layout.partitions import partition_values
-from shim.planning.file_plan import FilePlan, SchemaResolver
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
+from shim.read.dictionary_filter import DICTIONARY_INDEX, as_dictionary_field
+from shim.read.file_plan import FilePlan, SchemaResolver
 
 CONSTANT_CACHE_BYTES = 64 * 1024**2
 """Memory for partition-value columns kept between scans (built once per value, then sliced)."""
@@ -59,15 +60,6 @@ class ConstantColumns:
         return built.slice(0, rows)
 
 
-DICTIONARY_INDEX = pa.int32()
-"""Index type of dictionary-encoded partition columns."""
-
-
-def as_dictionary_field(field: pa.Field) -> pa.Field:
-    """`field` with its type dictionary-encoded (metadata kept)."""
-    if pa.types.is_dictionary(field.type):
-        return field
-    return field.with_type(pa.dictionary(DICTIONARY_INDEX, field.type))
 
 
 def _spelled_exactly(value: pa.Scalar | None) -> bool:

@@ -16,7 +16,6 @@ from shim.layout.table_schema import META_COLUMNS
 from shim.metadata.table import COLUMN_STATS, PARTITION_STATS
 from shim.metadata.table_files import ReadFiles
 from shim.planning.index_pruning import (
-    PlanReport,
     locate,
     prune_partitions,
     prune_slices,
@@ -25,20 +24,20 @@ from shim.planning.index_pruning import (
 )
 from shim.planning.partition_fill import (
     PartitionFillingResolver,
-    as_dictionary_field,
     exact_from_path,
     typed_partition_values,
 )
-from shim.planning.planned_scan import PlannedScan
 from shim.planning.read_instant import COMMIT_TIME, check_time_travel, incremental_window, window_start
-from shim.planning.table_schemas import PartitionValues, TableSchemas
 from shim.planning.timestamp_ranges import partition_ranges
 from shim.read.base_files import BATCH_SIZE, dictionary_columns
 from shim.read.damage import SkippedBlocks, corrupt_mode
+from shim.read.dictionary_filter import as_dictionary_field
 from shim.read.key_lookup import pinned_keys
 from shim.read.merge_keys import merge_spec_for
+from shim.read.planned_scan import PlannedScan, PlanReport
 from shim.read.row_filter import RowFilter
 from shim.read.scan_stream import ScanContext, scan_slices
+from shim.read.table_schemas import PartitionValues, TableSchemas
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.storage import Storage, join
 from shim.timeline.instant import normalize_instant
@@ -46,7 +45,7 @@ from shim.timeline.instant import normalize_instant
 if TYPE_CHECKING:
     from shim.metadata.records import ColumnStats
     from shim.planning.file_schemas import FileSchema
-    from shim.planning.snapshot_state import SnapshotState
+    from shim.read.snapshot_state import SnapshotState
     from shim.scan_options import ScanOptions
 
 

@@ -8,12 +8,12 @@ import pyarrow as pa
 
 from shim.errors import InvalidTableError
 from shim.layout.table_schema import avro_schema_as_of, strip_meta
-from shim.planning.file_plan import SchemaResolver
 from shim.planning.partition_fill import PartitionFillingResolver
 from shim.planning.resolvers import IdResolver, NameMatchingResolver
-from shim.planning.table_schemas import TableSchemas
 from shim.properties import TableConfig
 from shim.read.base_files import read_file_schema
+from shim.read.file_plan import SchemaResolver
+from shim.read.table_schemas import TableSchemas
 from shim.schema import (
     META_FIELD_NAMES,
     META_FIELDS,
@@ -27,7 +27,7 @@ from shim.schema import (
 from shim.schema.types import STRING
 
 if TYPE_CHECKING:
-    from shim.planning.snapshot_state import SnapshotState
+    from shim.read.snapshot_state import SnapshotState
 
 
 def table_schemas_as_of(table: SnapshotState, read_instant: str | None) -> TableSchemas:

@@ -13,7 +13,7 @@ from shim.timeline.instant import Action, instant_key, normalize_instant
 from shim.timeline.timeline import Timeline
 
 if TYPE_CHECKING:
-    from shim.planning.snapshot_state import SnapshotState
+    from shim.read.snapshot_state import SnapshotState
 
 COMMIT_TIME = "_hoodie_commit_time"
 _WRITE_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.COMPACTION, Action.LOG_COMPACTION)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from shim.layout.table_schema import OPERATION_COLUMN
-from shim.planning.file_plan import FilePlan
+from shim.read.file_plan import FilePlan
 from shim.schema import InternalSchema, ReadPlan, apply, assign_ids_by_name, internal_from_arrow, resolve
 
 EXTRA_COLUMNS = {OPERATION_COLUMN: pa.string()}

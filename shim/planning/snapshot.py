@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from shim.layout.committed import CommittedFiles
 from shim.metadata.table_files import TableFiles
-from shim.planning.committed import CommittedFiles
 from shim.planning.plan_cache import PlanCache
 from shim.planning.planner import Scan, build_scan
 from shim.planning.query_schema import table_schemas_as_of
-from shim.planning.table_schemas import TableSchemas
 from shim.properties import TableConfig
 from shim.read.cache import ByteBoundedCache
+from shim.read.table_schemas import TableSchemas
 from shim.scan_options import ScanMode, ScanOptions
 from shim.storage import Storage
 from shim.timeline.archived import archived_completed_instants

@@ -1,4 +1,6 @@
-"""Reading a table: a planned scan (`shim.planning`) executed into Arrow batches (`scan_stream`).
+"""Reading a table: a planned scan (`planned_scan.PlannedScan`, made by `shim.planning`) executed
+into Arrow batches (`scan_stream`): base files and log blocks read, records merged, per-file column
+plans (`file_plan`) applied.
 
 The modules of this package are the shim's own. What the catalog and engines use of them is
 public here, by name (`from shim.read import read_file_schema`), imported on first use:

@@ -16,10 +16,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from shim.errors import UNDECODABLE, CorruptFileError, file_gone, is_missing_file
-from shim.planning.file_plan import FilePlan
-from shim.planning.partition_fill import as_dictionary_field
 from shim.read import lance_files
-from shim.read.dictionary_filter import dictionary_mask, only_column
+from shim.read.dictionary_filter import as_dictionary_field, dictionary_mask, only_column
+from shim.read.file_plan import FilePlan
 from shim.read.lance_files import LanceFooter, is_lance
 from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.storage import Storage

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from shim.errors import CommittedDataError, CorruptFileError, InvalidArgumentError
+from shim.layout.committed import CommittedFiles, CommittedRange
 from shim.log.blocks import LogBlock
 from shim.log.reader import LogFileContents
-from shim.planning.committed import CommittedFiles, CommittedRange
 
 CorruptMode = Literal["error", "skip"]
 """What a read does with a damaged log block a completed commit wrote (see `corrupt_mode`)."""

@@ -60,3 +60,14 @@ def value_types(schema: pa.Schema) -> pa.Schema:
     """`schema` with dictionary-encoded columns as their value types (what filters are written against)."""
     return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema],
                      metadata=schema.metadata)
+
+
+DICTIONARY_INDEX = pa.int32()
+"""Index type of dictionary-encoded partition columns."""
+
+
+def as_dictionary_field(field: pa.Field) -> pa.Field:
+    """`field` with its type dictionary-encoded (metadata kept)."""
+    if pa.types.is_dictionary(field.type):
+        return field
+    return field.with_type(pa.dictionary(DICTIONARY_INDEX, field.type))

@@ -28,7 +28,7 @@ from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.storage import Storage
 
 if TYPE_CHECKING:
-    from shim.planning.file_plan import FilePlan
+    from shim.read.file_plan import FilePlan
 
 LANCE_EXTENSION = ".lance"
 # pylance's errors for files it cannot open or decode (its Rust errors arrive as these).

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shim.errors import CorruptFileError
+from shim.layout.committed import CommittedRange
 from shim.layout.table_schema import OPERATION_COLUMN
 from shim.log.blocks import BlockType, LogBlock
 from shim.log.reader import LogFileContents, block_avro_schema, read_log_file
-from shim.planning.committed import CommittedRange
 from shim.read.damage import LogDamage
 from shim.schema import META_FIELD_NAMES
 from shim.timeline.instant import instant_key

@@ -15,8 +15,8 @@ from shim.log.blocks import BlockType, HeaderKey, LogBlock
 from shim.log.delete import decode_delete_block
 from shim.log.positions import decode_positions
 from shim.log.reader import data_block_schema, decode_data_block
-from shim.planning.file_plan import SchemaResolver
 from shim.read.damage import LogDamage
+from shim.read.file_plan import SchemaResolver
 from shim.read.keys import record_keys
 from shim.read.log_blocks import DATA_BLOCKS, VisibleBlock
 from shim.read.merge import EventKind, LogEvents

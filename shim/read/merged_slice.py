@@ -18,12 +18,11 @@ import pyarrow as pa
 
 from shim.errors import CorruptFileError
 from shim.layout.slices import FileSlice
-from shim.planning.file_plan import FilePlan
-from shim.planning.partition_fill import PartitionFillingResolver
 from shim.read.base_files import iter_parquet_in_order, parquet_footer, read_file_schema, select_rows
 from shim.read.composed import compose_rows, overlaid_positions
 from shim.read.damage import SkippedBlocks
 from shim.read.executor import default_workers
+from shim.read.file_plan import FilePlan, PartitionConstants
 from shim.read.key_lookup import files_with_any
 from shim.read.slice_state import (
     RememberedSlice,
@@ -40,7 +39,7 @@ from shim.read.time_limit import NO_LIMIT, TimeLimit
 from shim.storage import Storage
 
 if TYPE_CHECKING:
-    from shim.planning.planned_scan import PlannedScan
+    from shim.read.planned_scan import PlannedScan
 
 SliceReader = Callable[[FileSlice], Iterator[pa.RecordBatch]]
 
@@ -181,7 +180,7 @@ def merged_slice_reader(scan: PlannedScan, lookup: frozenset[str] | None = None,
             assert standing.log is not None
             composed = compose_rows(standing.log, choices.composed, base, scan.read_schema)
             batches += composed.to_batches()
-        if isinstance(scan.resolver, PartitionFillingResolver) and scan.resolver.dictionary:
+        if isinstance(scan.resolver, PartitionConstants) and scan.resolver.dictionary:
             # The rows' partition values are the slice's: take them as constants, not encoded per row.
             batches = [scan.resolver.fill(batch, file_slice.partition_path) for batch in batches]
         yield from (batch for batch in batches if batch.num_rows)

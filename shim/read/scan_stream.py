@@ -11,9 +11,9 @@ import pyarrow.compute as pc
 
 from shim.errors import FileGoneError
 from shim.layout.slices import FileSlice
-from shim.planning.file_plan import SchemaResolver
 from shim.read.base_files import BATCH_SIZE, read_file_schema, scan_parquet
 from shim.read.executor import Producer, run_parallel
+from shim.read.file_plan import SchemaResolver
 from shim.read.key_lookup import files_with_any
 from shim.read.row_filter import RowFilter
 from shim.read.time_limit import NO_LIMIT, TimeLimit

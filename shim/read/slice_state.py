@@ -33,7 +33,7 @@ from shim.read.partial_merge import resolve_partial_winners
 from shim.storage import Storage
 
 if TYPE_CHECKING:
-    from shim.planning.planned_scan import PlannedScan
+    from shim.read.planned_scan import PlannedScan
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from shim.planning.file_plan import SchemaResolver
+from shim.read.file_plan import SchemaResolver
 from shim.schema import InternalSchema
 
 

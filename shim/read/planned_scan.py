@@ -1,7 +1,8 @@
-"""A planned scan: the table snapshot, schemas, filter, merge and file slices a scan reads.
+"""A planned scan: the table snapshot, schemas, filter, merge and file slices a scan reads, and
+where planning listed its files (`PlanReport`).
 
-What reads a slice (`merged_slice`, `slice_state`, `file_schemas`) takes a `PlannedScan`;
-`request.build_scan` makes them, as the `Scan` (`shim.Scan`) that also reads.
+What reads a slice (`merged_slice`, `slice_state`) takes a `PlannedScan`;
+`shim.planning.planner.build_scan` makes them, as the `Scan` (`shim.Scan`) that also reads.
 """
 
 from __future__ import annotations
@@ -12,17 +13,17 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from shim.layout.listing import ListingSource
 from shim.layout.slices import FileSlice
-from shim.planning.file_plan import SchemaResolver
-from shim.planning.table_schemas import TableSchemas
 from shim.read.base_files import BATCH_SIZE
+from shim.read.file_plan import SchemaResolver
 from shim.read.merge_keys import MergeSpec
 from shim.read.row_filter import RowFilter
+from shim.read.table_schemas import TableSchemas
 from shim.scan_options import CorruptMode, ScanMode
 
 if TYPE_CHECKING:
-    from shim.planning.index_pruning import PlanReport
-    from shim.planning.snapshot_state import SnapshotState
+    from shim.read.snapshot_state import SnapshotState
 
 MIN_LIMITED_BATCH = 1024
 """Smallest batch a limited scan reads (per-batch costs outweigh tiny batches)."""
@@ -83,3 +84,27 @@ def _fixed_width(data_type: pa.DataType) -> int | None:
         return max(1, data_type.bit_width // 8)
     except ValueError:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReport:
+    """Where a plan listed its files and what the metadata table's indexes skipped.
+
+    Attributes:
+        listing: the metadata table or storage (and why).
+        partitions: partitions planned after the partition path pruned them.
+        slices: file slices planned, after the indexes pruned them.
+        partitions_skipped: of the partitions, those ruled out by `partition_stats`.
+        slices_skipped: file slices ruled out by `column_stats`.
+        slices_located: file slices left out by a key lookup (record index, secondary index,
+            bloom filters).
+        indexes: the metadata table partitions planning read.
+    """
+
+    listing: ListingSource
+    partitions: int = 0
+    slices: int = 0
+    partitions_skipped: int = 0
+    slices_skipped: int = 0
+    slices_located: int = 0
+    indexes: tuple[str, ...] = ()

@@ -9,7 +9,7 @@ by column id (see `shim.schema`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
@@ -42,6 +42,18 @@ class SchemaResolver(Protocol):
 
     def plan(self, *, instant: str, file_schema: pa.Schema, columns: Sequence[str], path: str) -> FilePlan:
         """Plan for reading `columns` (query names) from a file whose Arrow schema is `file_schema`."""
+        ...
+
+
+@runtime_checkable
+class PartitionConstants(Protocol):
+    """A resolver that fills the partition columns with the values a slice's partition path gives
+    (`shim.planning.partition_fill`), as dictionary arrays when `dictionary`."""
+
+    dictionary: bool
+
+    def fill(self, batch: pa.RecordBatch, partition: str) -> pa.RecordBatch:
+        """`batch` with its partition columns set to the partition's values."""
         ...
 
 

@@ -1,17 +1,17 @@
 """`SnapshotState`: what planning and reading need of a table snapshot (its path and storage,
 config, timeline, files, schema history and caches). `shim.planning.snapshot.TableSnapshot` implements
-it; the modules it plans with see only this, so they do not import it back."""
+it; planning's and reading's modules see only this, so they do not import the snapshot back."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from shim.layout.committed import CommittedFiles
     from shim.metadata.table_files import TableFiles
-    from shim.planning.committed import CommittedFiles
-    from shim.planning.table_schemas import TableSchemas
     from shim.properties import TableConfig
     from shim.read.cache import ByteBoundedCache
+    from shim.read.table_schemas import TableSchemas
     from shim.storage import Storage
     from shim.timeline.schemas import SchemaHistory
     from shim.timeline.timeline import Timeline
