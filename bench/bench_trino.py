@@ -77,7 +77,8 @@ def native_copies(table_path: str, folder: Path) -> dict[str, str]:
 
 
 def hadoop_folder_of(metadata: dict[str, str], folder: Path) -> Path:
-    """The native copies as a Hadoop catalog folder (what Presto reads)."""
+    """Tables (name -> metadata file, a path or file:// URI) as a Hadoop catalog folder (what
+    Presto reads)."""
     for name, location in metadata.items():
         target = folder / "default" / name / "metadata"
         target.mkdir(parents=True, exist_ok=True)

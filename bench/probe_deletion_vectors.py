@@ -46,6 +46,7 @@ import pyarrow as pa
 
 import shim
 from bench.bench_serve import free_port, generate, start_server
+from bench.bench_trino import hadoop_folder_of
 from catalog.iceberg.deletion_vectors import read_vector_file
 from shim.storage import as_storage, as_uri, from_uri
 
@@ -152,16 +153,6 @@ def serve_rest(tables: dict[str, str]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def hadoop_folder(tables: dict[str, str], folder: Path) -> Path:
-    """The tables as a Hadoop catalog folder (Presto's)."""
-    for name, location in tables.items():
-        target = folder / "default" / name / "metadata"
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy(location, target / "v1.metadata.json")
-        (target / "version-hint.text").write_text("1")
-    return folder
 
 
 def _normal(row: Any) -> tuple:
@@ -302,7 +293,7 @@ def main() -> None:
             finally:
                 trino.stop()
         if "presto" in engines:
-            folder = hadoop_folder(tables, root / "hadoop")
+            folder = hadoop_folder_of(tables, root / "hadoop")
             presto = start_process(PRESTO, {"probe": iceberg_hadoop("presto", str(folder))}, folder=root / "presto")
             try:
                 _wait_for_workers(presto)

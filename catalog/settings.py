@@ -23,8 +23,6 @@ WAREHOUSE_DB = os.path.join(".hudi-shim", "catalog.sqlite")
 #: Where Iceberg metadata (and slices written for Iceberg readers) go inside a warehouse.
 WAREHOUSE_ICEBERG = os.path.join(".hudi-shim", "iceberg")
 
-
-
 SliceMerging = Literal["auto", "deletes", "merged"]
 """How a snapshot view publishes slices with log files: by cost, always as base file plus
 deletes, or always merged (`catalog.iceberg.layout.merge_reason`)."""
@@ -33,6 +31,7 @@ DeleteForm = Literal["positions", "vectors"]
 """How published snapshots delete base rows: Parquet position delete files (format version 2,
 every reader), or deletion vectors (format version 3: DuckDB and PyIceberg only)."""
 DELETE_FORMS: tuple[str, ...] = get_args(DeleteForm)
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:

@@ -263,10 +263,10 @@ def manifest_list_bytes(manifests: Sequence[Manifest], snapshot_id: int, sequenc
             records[-1]["first_row_id"] = next_row_id if m.content == DATA else None
             next_row_id += added_rows + existing_rows if m.content == DATA else 0
     metadata = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null" if parent is None else str(parent),
-                "sequence-number": str(sequence_number), "format-version": "2"}
+                "sequence-number": str(sequence_number), "format-version": "2" if first_row_id is None else "3"}
     schema = MANIFEST_FILE
     if first_row_id is not None:
-        metadata |= {"format-version": "3", "first-row-id": str(first_row_id)}
+        metadata["first-row-id"] = str(first_row_id)
         schema = MANIFEST_FILE | {"fields": [*MANIFEST_FILE["fields"], *V3_MANIFEST_FILE_FIELDS]}
     return _avro(schema, records, metadata)
 

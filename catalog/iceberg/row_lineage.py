@@ -42,9 +42,9 @@ def assign_row_ids(snapshots: Sequence[Sequence[ManifestEntry]]) -> tuple[list[l
                 given[entry.file.path] = cursor
                 cursor += entry.file.record_count
             assigned.append(replace(entry, first_row_id=given[entry.file.path]))
+        # The data manifest's range covers its live (added and existing) rows, the ids just given included.
         live = sum(e.file.record_count for e in entries if e.file.content == DATA and e.status != DELETED)
-        added = max(live, cursor - first)  # (the files added are live: the same)
         entries_out.append(assigned)
-        ranges.append(RowIds(first, added))
-        next_row_id = first + added
+        ranges.append(RowIds(first, live))
+        next_row_id = first + live
     return entries_out, ranges, next_row_id
