@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
+from catalog.iceberg import materialize
 from catalog.iceberg.layout import MERGE_LOG_SHARE, SMALL_SLICE_BYTES, merge_reason
 from catalog.iceberg.publish import IcebergPublisher, file_uri
 from catalog.settings import Settings
@@ -54,7 +56,9 @@ def test_the_setting_is_checked() -> None:
 
 
 @pytest.mark.parametrize("merging", ["merged", "auto"])
-def test_a_merged_slice_is_read_without_deletes(tmp_path: Path, open_catalog, merging: str) -> None:  # noqa: F811
+def test_a_merged_slice_is_read_without_deletes(tmp_path: Path, open_catalog, merging: str,  # noqa: F811
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(materialize, "ROW_GROUP_ROWS", 2)
     table, base = logged_table(tmp_path / "wh")
     catalog = open_catalog(tmp_path / "wh")
     fg2 = file_uri(str(base_file(table.path, "fg2-0", base)))
@@ -67,6 +71,12 @@ def test_a_merged_slice_is_read_without_deletes(tmp_path: Path, open_catalog, me
     files = manifest_files(published)
     assert fg2 not in files and file_uri(str(base_file(table.path, "fg1-0", table.instants[0]))) in files
     assert iceberg_rows(published) == LOGGED_ROWS == shim_rows(catalog, "t")
+    # written in row groups of ROW_GROUP_ROWS rows (the last fewer), Snappy-compressed
+    (merged,) = [uri for uri in files if str(folder) in uri]
+    metadata = pq.read_metadata(merged.removeprefix("file://"))
+    sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    assert metadata.num_rows > 2 and sizes == [2] * (metadata.num_rows // 2) + [1] * (metadata.num_rows % 2)
+    assert {metadata.row_group(0).column(i).compression for i in range(metadata.num_columns)} == {"SNAPPY"}
     # published again: the merged file is found, not written anew
     again = IcebergPublisher(catalog, str(folder), slice_merging=merging).publish("t", "snapshot")
     assert manifest_files(again) == files
