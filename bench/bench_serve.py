@@ -52,8 +52,9 @@ SELECTIVE_CITY = "berlin"
 T = TypeVar("T")
 
 
-def generate(path: str, rows: int, updates: float, seed: int = 11) -> dict[str, object]:
-    """A MOR table partitioned by city, one file group per city, a fraction of rows updated in logs."""
+def generate(path: str, rows: int, updates: float, seed: int = 11, *, deletes: bool = False) -> dict[str, object]:
+    """A MOR table partitioned by city, one file group per city, a fraction of rows updated in logs
+    (with `deletes`, deleted: the logs hold delete blocks alone)."""
     if os.path.exists(path):
         shutil.rmtree(path)
     rng = np.random.default_rng(seed)
@@ -91,15 +92,16 @@ def generate(path: str, rows: int, updates: float, seed: int = 11) -> dict[str, 
             chosen = np.sort(rng.choice(part.num_rows, int(part.num_rows * updates), replace=False))
             changed = part.take(pa.array(chosen)).set_column(1, "ts", pa.array(np.full(len(chosen), 2, np.int64)))
             changed = changed.set_column(3, "fare", pa.array(rng.random(len(chosen)) * 100.0))
+            change = {"delete_keys": changed["id"].to_pylist()} if deletes else {"upserts": changed}
             writes.append(write_log_blocks(as_storage(path), config, partition_path=f"city={city}",
                                            file_id=f"{g:08d}-serve-0000-0", base_instant=base_instant[0],
-                                           instant=instant, write_token=f"{g}-2-{g}", upserts=changed,
-                                           partition_id=g, base_file=base_names[city]))
+                                           instant=instant, write_token=f"{g}-2-{g}", partition_id=g,
+                                           base_file=base_names[city], **change))
         return writes
 
     commit(bases, "BULK_INSERT")
     commit(logs, "UPSERT")
-    return {"rows": rows, "partitions": len(CITIES), "updated_fraction": updates}
+    return {"rows": rows, "partitions": len(CITIES), ("deleted_fraction" if deletes else "updated_fraction"): updates}
 
 
 def write_plain_copy(table_path: str, plain_path: str) -> None:

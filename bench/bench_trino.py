@@ -2,10 +2,11 @@
 engines reading a native Iceberg copy of the same rows (written by PyIceberg).
 
     python bench/bench_trino.py [--dir /tmp/hudi-shim-trino-bench] [--rows 2000000] [--repeat 5]
-                                [--slices deletes|merged|auto] [--updates 0.1]
+                                [--slices deletes|merged|auto] [--updates 0.1] [--deletes]
 
 The table: 2M rows, merge-on-read, partitioned by city (8 file groups), 10% of rows (`--updates`)
-updated in Avro log blocks (`bench/bench_serve.py`'s generator). Native copies: the snapshot's rows and
+updated in Avro log blocks (`bench/bench_serve.py`'s generator; with `--deletes`, deleted instead: logs
+of delete blocks alone). Native copies: the snapshot's rows and
 the read-optimized view's rows as Iceberg tables partitioned by city, snappy Parquet (as the
 Hudi base files). Trino reads the shim through its Iceberg REST catalog and the copies through
 a file metastore (`register_table`); Presto reads both through Hadoop catalog folders (the
@@ -239,18 +240,20 @@ def main() -> None:
                         help="how the shim publishes the snapshot's slices with log files (serve --iceberg-slices)")
     parser.add_argument("--updates", type=float, default=0.1,
                         help="share of the rows updated in log blocks (the log's share of each slice)")
+    parser.add_argument("--deletes", action="store_true",
+                        help="the logs delete that share of the rows instead (delete blocks alone)")
     args = parser.parse_args()
     root = Path(args.dir)
     table_path = str(root / "bench")
     for stale in ("iceberg", "hadoop", "trino", "presto", "metastore"):
         shutil.rmtree(root / stale, ignore_errors=True)
-    print("generating", generate(table_path, args.rows, args.updates), file=sys.stderr)
+    print("generating", generate(table_path, args.rows, args.updates, deletes=args.deletes), file=sys.stderr)
     (root / "metastore").mkdir()
     port = free_port()
     catalog = start_catalog(table_path, root, port, args.slices)
     url = f"http://127.0.0.1:{port}"
     results: dict[str, object] = {"cores": os.cpu_count(), "rows": args.rows, "slices": args.slices,
-                                 "updates": args.updates}
+                                 "updates": args.updates, "deletes": args.deletes}
     servers: list[EngineServer] = []
     try:
         results.update(publish_times(url, table_path, root))  # ends with one more commit, published

@@ -84,7 +84,8 @@ class Settings:
             as snapshots (time travel; those a read may still be as of); 0 keeps the latest only.
         iceberg_slices: how the snapshot view publishes slices with log files: "auto" (the
             default: merged when their logs are a large share of them or they are small, else as
-            "deletes"; `catalog.iceberg.layout.merge_reason`), "deletes" (base file in place,
+            "deletes", and as "deletes" larger slices that change often;
+            `catalog.iceberg.layout.merge_reason`), "deletes" (base file in place,
             standing log records and position deletes) or "merged" (written out merged, read
             without deletes).
         iceberg_deletes: how published snapshots delete the base rows log records supersede or

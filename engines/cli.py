@@ -103,9 +103,10 @@ def _parser() -> argparse.ArgumentParser:
                             "(default: 10)")
     serve.add_argument("--iceberg-slices", choices=("auto", "deletes", "merged"),
                        help="how the snapshot view publishes file slices with log files: auto (merged when "
-                            "their logs hold 1%% or more of the base file's bytes or the base file is at most "
-                            "8 MB: readers apply no deletes), deletes (the base file in place, standing log "
-                            "records and position deletes) or merged (default: auto)")
+                            "the base file is at most 8 MB or their logs hold 1%% or more of its bytes: readers "
+                            "apply no deletes; larger slices that 3 of the last 10 writes changed stay in place "
+                            "until their logs reach 30%%), deletes (the base file in "
+                            "place, standing log records and position deletes) or merged (default: auto)")
     serve.add_argument("--iceberg-deletes", choices=("positions", "vectors"),
                        help="how published snapshots delete base rows: positions (Parquet position delete files, "
                             "format version 2: every reader) or vectors (format version 3, one deletion vector "

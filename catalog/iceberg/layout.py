@@ -23,7 +23,9 @@ records that stand, and position deletes for the base rows they supersede:
 whose logs hold at least `MERGE_LOG_SHARE` of its base file's bytes, or whose base file is at
 most `SMALL_SLICE_BYTES`: readers then apply no deletes (DuckDB 1.5.5 reads every position delete
 file of a snapshot whatever it reads; Trino opens a delete file per split), at the price of
-rewriting the slice when it changes.
+rewriting the slice when it changes: a larger slice that changes often (its logs appended by
+`HOT_WRITES` of the table's last `RECENT_WRITES` writes, `recent_writes`) stays in place until its
+logs reach `HOT_MERGE_SHARE`, rather than have its whole base file written again at each commit.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import pyarrow as pa
 from catalog.iceberg.types import children, iceberg_id, last_column_id, promotes, same_type
 from catalog.views import View
 from shim import FileSchema
+from shim.layout.committed import CommittedFiles
 from shim.layout.slices import FileSlice
 from shim.read import is_lance, read_file_schema
 from shim.schema import META_FIELD_NAMES, has_field_ids
@@ -49,11 +52,32 @@ faster in Trino and Presto at every share measured, from 1% (`bench/bench_trino.
 it (not measured), a merged slice would rewrite a whole base file for a few log records."""
 SMALL_SLICE_BYTES = 8 << 20
 """Base files of at most this many bytes are merged by "auto" (rewriting them costs little)."""
+RECENT_WRITES = 10
+HOT_WRITES = 3
+"""A slice whose logs `HOT_WRITES` of the table's last `RECENT_WRITES` completed writes appended
+to changes often: merged, its whole base file would be written again at each of them."""
+HOT_MERGE_SHARE = 0.3
+"""Log bytes, as a share of the base file's, from which "auto" merges a slice however often it
+changes (readers' cost then outweighs the rewrites; the table is due a compaction)."""
 
 
-def merge_reason(file_slice: FileSlice, merging: str) -> str | None:
+def recent_writes(committed: CommittedFiles, file_slice: FileSlice, read_instant: str) -> int | None:
+    """How many of the table's last `RECENT_WRITES` completed writes (as of `read_instant`)
+    appended to the slice's log files; None without logs, or when a log file's writes are not
+    known (archived before the table was opened)."""
+    if not file_slice.log_files:
+        return None
+    appends = committed.slice_appends(file_slice, read_instant)
+    if appends is None:
+        return None
+    recent = {write.requested_time for write in committed.timeline.completed_writes(read_instant)[-RECENT_WRITES:]}
+    return len({append.instant for append in appends} & recent)
+
+
+def merge_reason(file_slice: FileSlice, merging: str, recent: int | None = None) -> str | None:
     """Why a snapshot slice with logs, whose base file could be read in place, is published
-    merged (None: base file in place plus deletes)."""
+    merged (None: base file in place plus deletes); `recent`, how many of the table's last writes
+    changed it (`recent_writes`; None: not known, decided by sizes alone)."""
     if merging == "deletes" or file_slice.base_file is None:
         return None
     if merging == "merged":
@@ -62,10 +86,11 @@ def merge_reason(file_slice: FileSlice, merging: str) -> str | None:
     logs = sum(log.size for log in file_slice.log_files)
     if base <= 0:
         return None
-    if logs >= MERGE_LOG_SHARE * base:
-        return f"its log files hold {logs / base:.0%} of its base file's bytes: merged, read without deletes"
     if base <= SMALL_SLICE_BYTES:
         return "its base file is small: merged, read without deletes"
+    hot = recent is not None and recent >= HOT_WRITES
+    if logs >= HOT_MERGE_SHARE * base or (logs >= MERGE_LOG_SHARE * base and not hot):
+        return f"its log files hold {logs / base:.0%} of its base file's bytes: merged, read without deletes"
     return None
 
 
@@ -98,10 +123,11 @@ class Layout:
 
 def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
                 partition_fields: Sequence[str], names: dict[str, int] | None = None,
-                merging: str = "auto") -> Layout:
+                merging: str = "auto", committed: CommittedFiles | None = None) -> Layout:
     """Place every slice of `view` (the slices its scan plans, in order) for readers of the name
     mapping with `names` (name -> id; default: the view's own, see `history_names`); slices with
-    log files of a snapshot view as `merging` says (`catalog.settings.SliceMerging`)."""
+    log files of a snapshot view as `merging` says (`catalog.settings.SliceMerging`), "auto"
+    also by how often the `committed` writes changed them (`recent_writes`)."""
     schema = view.schema
     by_group: dict[tuple[str, str], list[FileSchema]] = defaultdict(list)
     for file_schema in view.files:
@@ -125,7 +151,9 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
                 unmapped.update(name for name in physical.names if name not in names)
         merge_logs = view.view == "snapshot" and file_slice.has_logs
         if reason is None and merge_logs:
-            reason = merge_reason(file_slice, merging)
+            recent = recent_writes(committed, file_slice, view.instant) \
+                if committed is not None and view.instant is not None and merging == "auto" else None
+            reason = merge_reason(file_slice, merging, recent)
         placements.append(Placement(file_slice, base_path if reason is None else None, reason, merge_logs))
     return Layout(tuple(placements), tuple(sorted(unmapped)))
 

@@ -60,10 +60,30 @@ def slice_digest(scan: shim.Scan, file_slice: FileSlice, touched: bytes) -> str:
     `touched`, the completed instants that wrote its file group (a log block already in a file
     becomes visible when its instant completes)."""
     digest = hashlib.blake2b(touched, digest_size=16)
-    for part in (scan.table.path, scan.mode, repr(file_slice)):
+    for part in (scan.table.path, scan.mode, repr(_as_read(scan, file_slice))):
         digest.update(part.encode("utf-8") + b"\0")
     digest.update(scan.data_schema.serialize().to_pybytes())
     return digest.hexdigest()
+
+
+def _as_read(scan: shim.Scan, file_slice: FileSlice) -> FileSlice:
+    """The slice as its scan reads it: each log file with the bytes the writes visible to the scan
+    appended, without the log files only later writes wrote. A later commit's log file (planned
+    into the slice, its blocks skipped) or its append to a log file changes nothing the slice
+    reads as of an earlier instant, and must not rename (and rewrite) what was written for it. A
+    log file no known write appended (its commit archived before the table was opened) stays as
+    listed."""
+    read_instant, committed = scan.read_instant, scan.table.committed
+    if read_instant is None or not file_slice.log_files:
+        return file_slice
+    logs = []
+    for log in file_slice.log_files:
+        ranges = committed.log_ranges(log.partition_path, log.name, read_instant)
+        if ranges:
+            logs.append(replace(log, size=max(r.end for r in ranges)))
+        elif not committed.knows_log(log.partition_path, log.name):
+            logs.append(log)
+    return replace(file_slice, log_files=tuple(logs))
 
 
 POSITION_DELETE_SCHEMA = pa.schema([

@@ -235,11 +235,11 @@ class IcebergPublisher:
         if readers is Readers.BY_NAME:
             names = by_name_names(published[-1], published[-1])
             layouts = [plan_layout(p, scan.slices, table.storage, table.config.partition_fields,
-                                   by_name_names(published[-1], p), self.slice_merging)
+                                   by_name_names(published[-1], p), self.slice_merging, table.committed)
                        for p, scan in zip(published, scans, strict=True)]
         else:
             layouts = [plan_layout(p, scan.slices, table.storage, table.config.partition_fields, names,
-                                   self.slice_merging)
+                                   self.slice_merging, table.committed)
                        for p, scan in zip(published, scans, strict=True)]
         mapping = name_mapping([p.schema for p in published[::-1]], names,
                                [name for layout in layouts for name in layout.unmapped])

@@ -98,6 +98,21 @@ class CommittedFiles:
         return [r for r in self._ranges.get((partition, name), ())
                 if self.timeline.is_committed(r.instant, read_instant)]
 
+    def knows_log(self, partition: str, name: str) -> bool:
+        """Whether a completed write on the timeline appended to the log file."""
+        self._load()
+        return (partition, name) in self._ranges
+
+    def slice_appends(self, file_slice: FileSlice, read_instant: str) -> list[CommittedRange] | None:
+        """The appends to the slice's log files by writes visible as of `read_instant`; None when
+        some log file has none known (written by a commit archived before the table was opened)."""
+        appends = []
+        for log in file_slice.log_files:
+            if not self.knows_log(log.partition_path, log.name):
+                return None
+            appends.extend(self.log_ranges(log.partition_path, log.name, read_instant))
+        return appends
+
     def schema_fields(self, instant: str) -> frozenset[str] | None:
         """Top-level field names of the Avro schema the completed write `instant` wrote with
         (its commit metadata's `schema`); None when it records none or is not a known write."""

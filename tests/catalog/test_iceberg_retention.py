@@ -46,7 +46,8 @@ def _rows(metadata_location: str) -> list[tuple]:
 
 def test_a_replaced_version_is_removed_and_the_current_ones_stay_readable(served, tmp_path):
     table, base, catalog = served
-    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=0, slice_merging="deletes")
+    # (history=0: the new version keeps no snapshot of the first, whose files only it names)
+    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=0, slice_merging="deletes", history=0)
     read_optimized = publisher.publish("m", "read_optimized")
     first = publisher.publish("m", "snapshot")
     first_files = _files(tmp_path / "ice")
@@ -63,6 +64,17 @@ def test_a_replaced_version_is_removed_and_the_current_ones_stay_readable(served
         ("a", 5, "base-a"), ("b", 9, "new-b"), ("c", 9, "new-c"), ("d", 5, "base-d"), ("e", 5, "base-e"),
         ("f", 5, "base-f")]
     assert _rows(read_optimized.metadata_location) == sorted((k, 5, f"base-{k}") for k in "abcdef")
+
+
+def test_the_files_of_snapshots_kept_for_time_travel_stay(served, tmp_path):
+    table, base, catalog = served
+    publisher = IcebergPublisher(catalog, str(tmp_path / "ice"), keep_seconds=0, slice_merging="deletes")
+    publisher.publish("m", "snapshot")
+    written = {p for p in _files(tmp_path / "ice") if p.endswith(("-log.parquet", "-deletes.parquet"))}
+    table.log([{"id": "c", "ts": 9, "v": "new-c"}], base_instant=base)
+    second = publisher.publish("m", "snapshot")
+    assert written and written <= _files(tmp_path / "ice")  # the first commit's, still its snapshot's
+    assert len(second.metadata["snapshots"]) >= 2 and ("c", 9, "new-c") in _rows(second.metadata_location)
 
 
 def test_replaced_versions_stay_for_the_keep_period(served, tmp_path):
