@@ -61,16 +61,23 @@ HOT_MERGE_SHARE = 0.3
 changes (readers' cost then outweighs the rewrites; the table is due a compaction)."""
 
 
-def recent_writes(committed: CommittedFiles, file_slice: FileSlice, read_instant: str) -> int | None:
-    """How many of the table's last `RECENT_WRITES` completed writes (as of `read_instant`)
-    appended to the slice's log files; None without logs, or when a log file's writes are not
-    known (archived before the table was opened)."""
+def last_writes(committed: CommittedFiles, read_instant: str) -> frozenset[str]:
+    """The requested times of the table's last `RECENT_WRITES` completed writes as of `read_instant`."""
+    return frozenset(write.requested_time for write in committed.timeline.completed_writes(read_instant)[-RECENT_WRITES:])
+
+
+def recent_writes(committed: CommittedFiles, file_slice: FileSlice, read_instant: str,
+                  recent: frozenset[str] | None = None) -> int | None:
+    """How many of the table's last `RECENT_WRITES` completed writes (as of `read_instant`;
+    `recent`, their `last_writes` when already known) appended to the slice's log files; None
+    without logs, or when a log file's writes are not known (archived before the table was opened)."""
     if not file_slice.log_files:
         return None
     appends = committed.slice_appends(file_slice, read_instant)
     if appends is None:
         return None
-    recent = {write.requested_time for write in committed.timeline.completed_writes(read_instant)[-RECENT_WRITES:]}
+    if recent is None:
+        recent = last_writes(committed, read_instant)
     return len({append.instant for append in appends} & recent)
 
 
@@ -136,6 +143,10 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
         names = _column_names(schema, view.files)
     placements = []
     unmapped: set[str] = set()
+    # "auto" also weighs how often slices change: by the writes the committed files say of them
+    changes = (committed, view.instant) if committed is not None and view.instant is not None and merging == "auto" \
+        else None
+    recent = last_writes(*changes) if changes is not None else frozenset()
     for file_slice in slices:
         base_path = file_slice.base_path(table.root)
         bases = [f for f in by_group[(file_slice.partition_path, file_slice.file_id)] if f.kind == "base_file"]
@@ -151,9 +162,8 @@ def plan_layout(view: View, slices: Sequence[FileSlice], table: Storage,
                 unmapped.update(name for name in physical.names if name not in names)
         merge_logs = view.view == "snapshot" and file_slice.has_logs
         if reason is None and merge_logs:
-            recent = recent_writes(committed, file_slice, view.instant) \
-                if committed is not None and view.instant is not None and merging == "auto" else None
-            reason = merge_reason(file_slice, merging, recent)
+            changed = recent_writes(changes[0], file_slice, changes[1], recent) if changes is not None else None
+            reason = merge_reason(file_slice, merging, changed)
         placements.append(Placement(file_slice, base_path if reason is None else None, reason, merge_logs))
     return Layout(tuple(placements), tuple(sorted(unmapped)))
 
